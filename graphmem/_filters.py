@@ -1,0 +1,108 @@
+"""The recall filter language: conditions on a subject's current literal facts.
+
+``{"success": True, "params.force_peak": {"$lt": 13}}`` keeps facts whose subject currently has
+``success == True`` and some ``params.force_peak < 13``. Operators: equality, ``$eq $ne $lt $lte
+$gt $gte $in``. A multi-valued path matches when any value does (``$ne``: when none does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._errors import FilterError, PredicateError
+from ._predicates import normalize_predicate
+
+__all__ = ["Condition", "parse_filters", "matches"]
+
+_OPS = ("$eq", "$ne", "$lt", "$lte", "$gt", "$gte", "$in")
+
+
+@dataclass(frozen=True)
+class Condition:
+    path: str
+    op: str
+    operand: Any
+
+
+def _scalar(value: Any, where: str) -> None:
+    if value is None or isinstance(value, dict | list | tuple | set):
+        raise FilterError(f"filter {where}: expected a string, number or boolean, got {value!r}")
+
+
+def parse_filters(filters: Mapping[str, Any] | None) -> list[Condition]:
+    if filters is None:
+        return []
+    if not isinstance(filters, Mapping):
+        raise FilterError(f"filters must be a mapping of path to condition, got {type(filters).__name__}")
+    out: list[Condition] = []
+    for raw_path, spec in filters.items():
+        try:
+            path = normalize_predicate(str(raw_path))
+        except PredicateError as exc:
+            raise FilterError(f"filter path {raw_path!r}: {exc}") from None
+        if isinstance(spec, Mapping):
+            if not spec:
+                raise FilterError(f"filter {path!r}: empty condition")
+            for op, operand in spec.items():
+                if op not in _OPS:
+                    raise FilterError(
+                        f"filter {path!r}: unknown operator {op!r}; use one of {', '.join(_OPS)}"
+                    )
+                if op == "$in":
+                    if not isinstance(operand, list | tuple) or not operand:
+                        raise FilterError(f"filter {path!r}: $in needs a non-empty list")
+                    for item in operand:
+                        _scalar(item, f"{path!r} $in")
+                    operand = tuple(operand)
+                else:
+                    _scalar(operand, f"{path!r} {op}")
+                    if op in ("$lt", "$lte", "$gt", "$gte") and isinstance(operand, bool):
+                        raise FilterError(f"filter {path!r}: {op} needs a number or string")
+                out.append(Condition(path, op, operand))
+        else:
+            _scalar(spec, repr(path))
+            out.append(Condition(path, "$eq", spec))
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    # True == 1 in Python; a memory filter must not confuse them.
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, str) != isinstance(b, str):
+        return False
+    return bool(a == b)
+
+
+def _compare(value: Any, op: str, operand: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    numeric = isinstance(value, int | float) and isinstance(operand, int | float)
+    textual = isinstance(value, str) and isinstance(operand, str)
+    if not (numeric or textual):
+        return False
+    if op == "$lt":
+        return bool(value < operand)
+    if op == "$lte":
+        return bool(value <= operand)
+    if op == "$gt":
+        return bool(value > operand)
+    return bool(value >= operand)
+
+
+def matches(values: Mapping[str, list[Any]], conditions: list[Condition]) -> bool:
+    for cond in conditions:
+        present = values.get(cond.path, [])
+        if cond.op == "$eq":
+            ok = any(_same(v, cond.operand) for v in present)
+        elif cond.op == "$ne":
+            ok = not any(_same(v, cond.operand) for v in present)
+        elif cond.op == "$in":
+            ok = any(_same(v, item) for v in present for item in cond.operand)
+        else:
+            ok = any(_compare(v, cond.op, cond.operand) for v in present)
+        if not ok:
+            return False
+    return True

@@ -1,0 +1,201 @@
+"""From an extraction to one ``WritePlan``: resolve entities, reconcile facts, record provenance.
+
+Everything here runs inside the store's write transaction (``build_plan`` is the unit of work),
+so a retried transaction recomputes the plan from what the store holds at that moment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from ._errors import InputError, PredicateError
+from ._ids import entity_key, value_json, value_key
+from ._models import ExtractedFact, IngestResult
+from ._predicates import PredicateRegistry, normalize_predicate
+from ._reconcile import Candidate, Claim, TimelineState
+from ._resolve import EntityRequest, resolve_entities
+from ._time import to_ms
+from .store._base import StoreReader, WritePlan
+
+__all__ = ["PreparedFact", "build_plan", "default_statement", "prepare_facts"]
+
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass
+class PreparedFact:
+    """An extracted fact checked and normalised, with its embedding, before resolution."""
+
+    fact: ExtractedFact
+    predicate: str
+    functional: bool
+    valid_from: int
+    valid_to: int | None
+    stated_from: bool
+    statement: str
+    embedding: Vector | None = None
+
+
+@dataclass
+class PlanResult:
+    plan: WritePlan
+    result: IngestResult
+    skipped: list[str] = field(default_factory=list)
+
+
+def default_statement(subject: str, predicate: str, target: str) -> str:
+    words = predicate.replace(".", " ").replace("_", " ")
+    return f"{subject} {words} {target}".strip() + "."
+
+
+def prepare_facts(
+    facts: Sequence[ExtractedFact],
+    *,
+    reference_time: int,
+    predicates: PredicateRegistry,
+    strict: bool,
+) -> tuple[list[PreparedFact], list[str]]:
+    """Normalise predicates and times; with ``strict`` bad facts raise, else they are skipped."""
+    prepared: list[PreparedFact] = []
+    skipped: list[str] = []
+    for index, fact in enumerate(facts):
+        try:
+            predicate = normalize_predicate(fact.predicate)
+            if fact.object is None and fact.value is None and fact.kind == "assert":
+                raise InputError(f"fact {index}: needs an object or a value")
+            if isinstance(fact.value, float) and fact.value != fact.value:
+                raise InputError(f"fact {index}: value is NaN")
+            start = to_ms(fact.valid_from) if fact.valid_from is not None else reference_time
+            end = to_ms(fact.valid_to) if fact.valid_to is not None else None
+            if end is not None and end <= start:
+                raise InputError(
+                    f"fact {index}: valid_to ({fact.valid_to}) must be after valid_from"
+                )
+        except (InputError, PredicateError) as exc:
+            if strict:
+                raise
+            skipped.append(str(exc))
+            continue
+        if predicate in predicates or fact.functional is None:
+            functional = predicates.is_functional(predicate)
+        else:
+            functional = fact.functional
+        target = fact.object if fact.object is not None else str(fact.value)
+        statement = (fact.statement or "").strip() or default_statement(
+            fact.subject, predicate, target
+        )
+        prepared.append(
+            PreparedFact(
+                fact=fact,
+                predicate=predicate,
+                functional=functional,
+                valid_from=start,
+                valid_to=end,
+                stated_from=fact.valid_from is not None,
+                statement=statement,
+            )
+        )
+    return prepared, skipped
+
+
+def build_plan(
+    reader: StoreReader,
+    *,
+    group_id: str,
+    episode_id: str,
+    extractor_name: str,
+    facts: Sequence[PreparedFact],
+    entities: Sequence[EntityRequest],
+    now: int,
+) -> tuple[WritePlan, IngestResult]:
+    requests: dict[str, EntityRequest] = {}
+    for req in entities:
+        requests.setdefault(req.name, req)
+    for pf in facts:
+        requests.setdefault(pf.fact.subject, EntityRequest(pf.fact.subject, pf.fact.subject_type))
+        if pf.fact.object is not None:
+            requests.setdefault(
+                pf.fact.object, EntityRequest(pf.fact.object, pf.fact.object_type)
+            )
+    resolution = resolve_entities(reader, group_id, list(requests.values()), now)
+
+    candidates: dict[tuple[str, str], list[Candidate]] = {}
+    functional: dict[tuple[str, str], bool] = {}
+    for pf in facts:
+        f = pf.fact
+        subject_id = resolution.by_name[f.subject]
+        object_id = resolution.by_name[f.object] if f.object is not None else None
+        raw_value = None if f.object is not None else f.value
+        replaces_key: str | None = None
+        if f.replaces:
+            replaced = [
+                e.id for e in resolution.new if e.key == entity_key(f.replaces)
+            ] or [
+                eid for name, eid in resolution.by_name.items()
+                if entity_key(name) == entity_key(f.replaces)
+            ]
+            replaces_key = value_key(replaced[0], None) if replaced else value_key(None, f.replaces)
+        key = (subject_id, pf.predicate)
+        claim = None
+        if f.relation is not None and f.relation != "new":
+            claim = Claim(f.relation, f.related_fact_id, f.reason)
+        candidates.setdefault(key, []).append(
+            Candidate(
+                subject_id=subject_id,
+                predicate=pf.predicate,
+                object_id=object_id,
+                value_json=None if raw_value is None else value_json(raw_value),
+                value_key=""
+                if (f.kind == "negate" and object_id is None and raw_value is None)
+                else value_key(object_id, raw_value),
+                statement=pf.statement,
+                valid_from=pf.valid_from,
+                valid_to=pf.valid_to,
+                stated_from=pf.stated_from,
+                kind=f.kind,
+                replaces_key=replaces_key,
+                confidence=f.confidence,
+                span=f.evidence,
+                embedding=pf.embedding,
+                claim=claim,
+            )
+        )
+        functional[key] = functional.get(key, False) or pf.functional
+
+    timelines = reader.timelines(group_id, list(candidates))
+    plan = WritePlan(episode_id=episode_id, episode_status=("extracted", extractor_name, None))
+    plan.entities_new = resolution.new
+    plan.entity_aliases = resolution.aliases
+    result = IngestResult(episode_id=episode_id, status="extracted")
+    for key, cands in candidates.items():
+        state = TimelineState(
+            group_id,
+            key[0],
+            key[1],
+            timelines[key],
+            functional=functional[key],
+            now=now,
+            episode_id=episode_id,
+        )
+        for cand in cands:
+            outcome = state.apply(cand)
+            if outcome.status == "added":
+                result.facts_added += 1
+            elif outcome.status == "corrected":
+                result.facts_added += 1
+            elif outcome.status == "duplicate":
+                result.facts_duplicate += 1
+        new_facts, updates, links_add, links_remove = state.finish()
+        plan.facts_new.extend(new_facts)
+        plan.facts_update.extend(updates)
+        plan.links_add.extend(links_add)
+        plan.links_remove.extend(links_remove)
+        plan.provenance.extend(state.provenance)
+        result.superseded.extend(state.superseded_pairs)
+        result.contradictions.extend(state.contradiction_pairs)
+    plan.mentions = [(episode_id, eid) for eid in dict.fromkeys(resolution.by_name.values())]
+    return plan, result

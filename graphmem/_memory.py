@@ -1,0 +1,620 @@
+"""``GraphMemory``: the facade that wires store, extractors, embedder and retriever together.
+
+It holds no temporal logic of its own (that is ``_reconcile``) and no SQL or Cypher (the stores).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any
+
+from ._config import Settings
+from ._embed import Embedder, default_embedder
+from ._errors import (
+    EmbeddingMismatchError,
+    GraphMemError,
+    InputError,
+    StoreError,
+)
+from ._forget import plan_forget_entity, plan_forget_episodes, plan_forget_group
+from ._ids import content_hash, entity_key, make_id
+from ._ingest import PreparedFact, build_plan, prepare_facts
+from ._models import (
+    EpisodeRecord,
+    ExtractedFact,
+    Extraction,
+    FactRecord,
+    ForgetResult,
+    IngestResult,
+    RecallResult,
+    Scalar,
+)
+from ._predicates import Predicate, PredicateRegistry, normalize_predicate
+from ._resolve import EntityRequest
+from ._retrieve import RetrievalConfig, Retriever
+from ._time import require_aware, to_ms, utcnow
+from .extract import ExtractionContext, Extractor, get_extractor
+from .extract.structured import parse_json_record
+from .store import GraphStore, TimeView, open_store
+from .store._base import EpisodeRow, StoreReader, WritePlan
+
+__all__ = ["GraphMemory"]
+
+log = logging.getLogger("graphmem")
+EPISODE_KINDS = ("message", "text", "json", "event")
+_ROLE_SPEAKERS = {"user": None, "human": None, "assistant": "assistant", "ai": "assistant"}
+
+
+def _group(group_id: object) -> str:
+    if not isinstance(group_id, str) or not group_id.strip():
+        raise InputError(f"group_id must be a non-empty string, got {group_id!r}")
+    return group_id
+
+
+class GraphMemory:
+    """Long-term memory as a temporal knowledge graph.
+
+    ``GraphMemory("sqlite:///memory.db")`` (or no argument: ``GRAPHMEM_STORE``, else
+    ``./graphmem.db``). Nothing touches the store until the first call or ``connect()``.
+    """
+
+    def __init__(
+        self,
+        store: str | os.PathLike[str] | GraphStore | None = None,
+        *,
+        embedder: Embedder | None = None,
+        extractor: str | Extractor | None = None,
+        predicates: Iterable[Predicate] | Mapping[str, str] | PredicateRegistry | None = None,
+        settings: Settings | None = None,
+        retrieval: RetrievalConfig | None = None,
+    ) -> None:
+        self.settings = settings or Settings.from_env()
+        if store is None:
+            store = self.settings.store
+        self.store: GraphStore = (
+            store if isinstance(store, GraphStore) and not isinstance(store, str)
+            else open_store(store)  # type: ignore[arg-type]
+        )
+        self._embedder = embedder
+        self.default_extractor = extractor if extractor is not None else "auto"
+        self.predicates = (
+            predicates if isinstance(predicates, PredicateRegistry)
+            else PredicateRegistry(predicates)
+        )
+        self._retrieval = retrieval
+        self._retriever: Retriever | None = None
+        self._connected = False
+        self._extractors: dict[str, Extractor] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = default_embedder()
+        return self._embedder
+
+    def connect(self) -> GraphMemory:
+        """Open the store, apply migrations (``auto_migrate``) and check the embedder."""
+        if self._connected:
+            return self
+        self.store.connect()
+        if self.settings.auto_migrate:
+            self.store.migrate()
+        pending = [m for m in self.store.migration_status() if m.applied_at is None]
+        if pending:
+            from ._errors import SchemaError
+
+            raise SchemaError(
+                f"{self.store.url} needs migrations {[m.version for m in pending]}; "
+                "run `graphmem db migrate`"
+            )
+        self._check_embedder()
+        self._connected = True
+        return self
+
+    def _check_embedder(self) -> None:
+        recorded = self.store.get_meta("embedder")
+        if recorded is None:
+            if self._embedder is None:
+                self._embedder = default_embedder()
+            dim = self.embedder.dim or self._probe_dim()
+            self.store.set_meta("embedder", json.dumps({"name": self.embedder.name, "dim": dim}))
+            return
+        info = json.loads(recorded)
+        if self._embedder is None:
+            if info["name"].startswith("hash-ngram-v1-"):
+                from ._embed import HashEmbedder
+
+                self._embedder = HashEmbedder(int(info["dim"]))
+            else:
+                self._embedder = default_embedder()
+        dim = self.embedder.dim or self._probe_dim()
+        if info["name"] != self.embedder.name or int(info["dim"]) != dim:
+            raise EmbeddingMismatchError(
+                f"{self.store.url} was built with embedder {info['name']} ({info['dim']} "
+                f"dimensions), not {self.embedder.name} ({dim}); open it with the same "
+                "embedder, or start a new store"
+            )
+
+    def _probe_dim(self) -> int:
+        return int(self.embedder.embed(["dimension probe"]).shape[1])
+
+    def migrate(self) -> list[str]:
+        self.store.connect()
+        return self.store.migrate()
+
+    def close(self) -> None:
+        self.store.close()
+        self._connected = False
+
+    def __enter__(self) -> GraphMemory:
+        return self.connect()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _ready(self) -> GraphStore:
+        if not self._connected:
+            self.connect()
+        return self.store
+
+    @property
+    def retriever(self) -> Retriever:
+        if self._retriever is None:
+            self._retriever = Retriever(self._ready(), self.embedder, self._retrieval)
+        return self._retriever
+
+    # ------------------------------------------------------------------ ingest
+    def add_episode(
+        self,
+        content: str,
+        *,
+        group_id: str = "default",
+        source: str | None = None,
+        kind: str = "message",
+        reference_time: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extractor: str | Extractor | None = None,
+    ) -> IngestResult:
+        """Store an episode (first, before any extraction), extract facts and reconcile them."""
+        row = self._episode_row(content, group_id, source, kind, reference_time, metadata)
+        return self._ingest(row, extractor)
+
+    def add_episodes(self, items: Iterable[Mapping[str, Any] | EpisodeRecord]) -> list[IngestResult]:
+        """Bulk ingest. Every item is validated before anything is written."""
+        rows: list[tuple[EpisodeRow, str | Extractor | None]] = []
+        for index, item in enumerate(items):
+            data = item.model_dump() if isinstance(item, EpisodeRecord) else dict(item)
+            try:
+                allowed = {"content", "group_id", "source", "kind", "reference_time", "metadata",
+                           "extractor"}
+                unknown = set(data) - allowed - {"id", "ingested_at", "content_hash", "status",
+                                                 "error"}
+                if unknown:
+                    raise InputError(f"unknown field(s) {sorted(unknown)}")
+                rows.append(
+                    (
+                        self._episode_row(
+                            data.get("content"),  # type: ignore[arg-type]
+                            data.get("group_id", "default"),
+                            data.get("source"),
+                            data.get("kind", "message"),
+                            data.get("reference_time"),
+                            data.get("metadata"),
+                        ),
+                        data.get("extractor"),
+                    )
+                )
+            except InputError as exc:
+                raise type(exc)(f"episode {index}: {exc}") from None
+        return [self._ingest(row, extractor) for row, extractor in rows]
+
+    def add_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object: str | None = None,
+        *,
+        value: Scalar | None = None,
+        group_id: str = "default",
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        source: str | None = None,
+        confidence: float = 1.0,
+        negated: bool = False,
+        correction: bool = False,
+        statement: str | None = None,
+        replaces: str | None = None,
+    ) -> IngestResult:
+        """Write one fact directly (no extractor) through the same resolver and reconciler."""
+        group_id = _group(group_id)
+        if not isinstance(subject, str) or not subject.strip():
+            raise InputError("subject must be a non-empty string")
+        canon = normalize_predicate(predicate)
+        if object is not None and value is not None:
+            raise InputError("give either object (an entity name) or value (a literal), not both")
+        if object is not None and (not isinstance(object, str) or not object.strip()):
+            raise InputError("object must be a non-empty string (an entity name)")
+        if object is None and value is None and not negated:
+            raise InputError("add_fact needs an object or a value (or negated=True)")
+        if value is not None and not isinstance(value, str | int | float | bool):
+            raise InputError(f"value must be a string, number or boolean, got {type(value).__name__}")
+        if negated and correction:
+            raise InputError("a fact cannot be both negated and a correction")
+        if not 0.0 <= float(confidence) <= 1.0:
+            raise InputError(f"confidence must be between 0 and 1, got {confidence}")
+        start = require_aware(valid_from, "valid_from")
+        end = require_aware(valid_to, "valid_to")
+        if start is not None and end is not None and end <= start:
+            raise InputError("valid_to must be after valid_from")
+        target = object if object is not None else ("" if value is None else str(value))
+        text = statement or _fact_statement(subject, canon, target, negated)
+        kind = "negate" if negated else "correct" if correction else "assert"
+        digest = content_hash(
+            "fact", text, source or "", start.isoformat() if start else "",
+            end.isoformat() if end else "", str(negated), str(correction),
+            json.dumps(value), object or "",
+        )
+        reference = start or utcnow()
+        row = EpisodeRow(
+            id=make_id("ep", group_id, digest),
+            group_id=group_id,
+            source=source,
+            kind="fact",
+            content=text,
+            reference_time=to_ms(reference),
+            ingested_at=to_ms(utcnow()),
+            content_hash=digest,
+            metadata={"predicate": canon},
+        )
+        fact = ExtractedFact(
+            subject=subject.strip(),
+            predicate=canon,
+            object=object.strip() if object is not None else None,
+            value=value,
+            statement=text,
+            valid_from=reference,
+            valid_to=end,
+            kind=kind,  # type: ignore[arg-type]
+            replaces=replaces,
+            confidence=float(confidence),
+        )
+        return self._ingest(row, _Fixed(Extraction(facts=[fact])))
+
+    def reprocess(self, *, group_id: str | None = None,
+                  extractor: str | Extractor | None = None) -> list[IngestResult]:
+        """Run extraction again for episodes left ``pending`` or ``failed``."""
+        store = self._ready()
+        rows = store.episodes_by_status(group_id, ["pending", "failed"])
+        return [self._ingest(row, extractor, existing=True) for row in rows]
+
+    def _episode_row(
+        self,
+        content: str,
+        group_id: str,
+        source: str | None,
+        kind: str,
+        reference_time: datetime | None,
+        metadata: Mapping[str, Any] | None,
+    ) -> EpisodeRow:
+        group_id = _group(group_id)
+        if not isinstance(content, str):
+            raise InputError(f"content must be a string, got {type(content).__name__}")
+        if not content.strip():
+            raise InputError("content is empty")
+        if "\x00" in content:
+            raise InputError("content contains a NUL character")
+        if kind not in EPISODE_KINDS:
+            raise InputError(f"kind must be one of {', '.join(EPISODE_KINDS)}, got {kind!r}")
+        if source is not None and not isinstance(source, str):
+            raise InputError(f"source must be a string, got {type(source).__name__}")
+        if kind == "json":
+            parse_json_record(content)
+        if isinstance(reference_time, str):
+            from ._time import parse_datetime
+
+            reference_time = parse_datetime(reference_time, "reference_time")
+        when = require_aware(reference_time, "reference_time")
+        meta = dict(metadata or {})
+        try:
+            meta_text = json.dumps(meta, sort_keys=True, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"metadata must be JSON-serialisable: {exc}") from None
+        digest = content_hash(
+            kind, source or "", content, when.isoformat() if when else "", meta_text
+        )
+        return EpisodeRow(
+            id=make_id("ep", group_id, digest),
+            group_id=group_id,
+            source=source,
+            kind=kind,
+            content=content,
+            reference_time=to_ms(when or utcnow()),
+            ingested_at=to_ms(utcnow()),
+            content_hash=digest,
+            metadata=meta,
+        )
+
+    def _extractor(self, choice: str | Extractor | None, kind: str) -> Extractor:
+        choice = choice if choice is not None else self.default_extractor
+        if not isinstance(choice, str):
+            return choice
+        key = f"{choice}:{'json' if kind == 'json' else 'text'}"
+        if key not in self._extractors:
+            self._extractors[key] = get_extractor(choice, self.settings, kind=kind)
+        return self._extractors[key]
+
+    def _ingest(
+        self, row: EpisodeRow, extractor: str | Extractor | None, *, existing: bool = False
+    ) -> IngestResult:
+        store = self._ready()
+        chosen = self._extractor(extractor, row.kind)
+        stored, created = store.insert_episode(row)
+        if not created and not existing and stored.status == "extracted":
+            return IngestResult(episode_id=stored.id, status="extracted", already_present=True)
+        record = _record(stored)
+        try:
+            context = self._context(record, chosen)
+            extraction = chosen.extract(record, context)
+        except GraphMemError as exc:
+            store.set_episode_status(stored.id, "failed", chosen.name, str(exc))
+            if isinstance(exc, InputError) and isinstance(chosen, _Fixed):
+                raise
+            log.warning("graphmem: extraction failed for %s: %s", stored.id, exc)
+            return IngestResult(episode_id=stored.id, status="failed", error=str(exc))
+        strict = isinstance(chosen, _Fixed)
+        prepared, skipped = prepare_facts(
+            extraction.facts,
+            reference_time=stored.reference_time,
+            predicates=self.predicates,
+            strict=strict,
+        )
+        for reason in skipped:
+            log.info("graphmem: skipped a fact of %s: %s", stored.id, reason)
+        entities = [EntityRequest(e.name, e.type, list(e.aliases)) for e in extraction.entities]
+        self._embed(prepared, entities)
+        now = to_ms(utcnow())
+
+        def work(reader: StoreReader) -> WritePlan:
+            plan, result = build_plan(
+                reader,
+                group_id=stored.group_id,
+                episode_id=stored.id,
+                extractor_name=chosen.name,
+                facts=prepared,
+                entities=entities,
+                now=now,
+            )
+            outcome.append(result)
+            return plan
+
+        outcome: list[IngestResult] = []
+        try:
+            store.write(work)
+        except StoreError as exc:
+            try:
+                store.set_episode_status(stored.id, "failed", chosen.name, str(exc))
+            except GraphMemError:
+                pass  # the store is gone; the episode stays pending and reprocess finds it
+            raise
+        result = outcome[-1]
+        result.llm_calls = extraction.llm_calls
+        result.prompt_tokens = extraction.prompt_tokens
+        result.completion_tokens = extraction.completion_tokens
+        return result
+
+    def _context(self, episode: EpisodeRecord, extractor: Extractor) -> ExtractionContext:
+        meta = episode.metadata
+        speaker = meta.get("speaker") or meta.get("name")
+        if not speaker:
+            role = str(meta.get("role", "")).lower()
+            speaker = _ROLE_SPEAKERS.get(role) or self.settings.default_speaker
+        context = ExtractionContext(speaker=str(speaker), predicates=self.predicates)
+        if extractor.needs_context:
+            store = self.store
+            previous = store.recent_episodes(
+                episode.group_id, episode.source, to_ms(episode.reference_time),
+                self.settings.context_episodes + 1,
+            )
+            context.previous = [_record(p) for p in previous if p.id != episode.id][
+                -self.settings.context_episodes :
+            ]
+            found = self.retriever.search(
+                episode.content[:2000],
+                group_id=episode.group_id,
+                view=self._view(None, None),
+                k=self.settings.context_facts,
+                hops=1,
+            )
+            context.facts = [FactRecord(**h.model_dump(include=set(FactRecord.model_fields)))
+                             for h in found.facts]
+        return context
+
+    def _embed(self, prepared: Sequence[PreparedFact], entities: list[EntityRequest]) -> None:
+        names: dict[str, EntityRequest] = {e.name: e for e in entities}
+        for pf in prepared:
+            names.setdefault(pf.fact.subject, EntityRequest(pf.fact.subject, pf.fact.subject_type))
+            if pf.fact.object is not None:
+                names.setdefault(pf.fact.object, EntityRequest(pf.fact.object, pf.fact.object_type))
+        for name, req in names.items():
+            if req not in entities:
+                entities.append(req)
+        texts = [pf.statement for pf in prepared] + [e.name for e in entities]
+        if not texts:
+            return
+        vectors = self.embedder.embed(texts)
+        for i, pf in enumerate(prepared):
+            pf.embedding = vectors[i]
+        for j, req in enumerate(entities):
+            req.embedding = vectors[len(prepared) + j]
+
+    # ------------------------------------------------------------------ read
+    def _view(self, as_of: datetime | None, known_at: datetime | None) -> TimeView:
+        now = to_ms(utcnow())
+        at = require_aware(as_of, "as_of")
+        known = require_aware(known_at, "known_at")
+        known_ms = to_ms(known) if known is not None else now
+        at_ms = to_ms(at) if at is not None else (known_ms if known is not None else now)
+        return TimeView(at=at_ms, known=known_ms)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        group_id: str = "default",
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+        k: int = 10,
+        hops: int = 2,
+        filters: Mapping[str, Any] | None = None,
+    ) -> RecallResult:
+        """Facts relevant to ``query``, valid at ``as_of`` as believed at ``known_at``. No LLM."""
+        group_id = _group(group_id)
+        if not isinstance(query, str):
+            raise InputError(f"query must be a string, got {type(query).__name__}")
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1 or k > 1000:
+            raise InputError(f"k must be an integer between 1 and 1000, got {k!r}")
+        if not isinstance(hops, int) or isinstance(hops, bool) or not 0 <= hops <= 3:
+            raise InputError(f"hops must be 0, 1, 2 or 3, got {hops!r}")
+        view = self._view(as_of, known_at)
+        return self.retriever.search(
+            query, group_id=group_id, view=view, k=k, hops=hops, filters=filters,
+            as_of=require_aware(as_of, "as_of"), known_at=require_aware(known_at, "known_at"),
+        )
+
+    def _entity_ids(self, group_id: str, entity: str) -> list[str]:
+        if not isinstance(entity, str) or not entity.strip():
+            raise InputError("entity must be a non-empty string")
+        found = self._ready().find_entities(group_id, [entity_key(entity)])
+        return [e.id for e in found]
+
+    def history(
+        self, entity: str, *, predicate: str | None = None, group_id: str = "default"
+    ) -> list[FactRecord]:
+        """Every fact about ``entity`` (as subject), corrected ones included, oldest first."""
+        group_id = _group(group_id)
+        ids = self._entity_ids(group_id, entity)
+        canon = normalize_predicate(predicate) if predicate is not None else None
+        if not ids:
+            return []
+        facts = self.store.list_facts(group_id, entity_ids=ids, predicate=canon, view=None,
+                                      subject_only=True)
+        return sorted(facts, key=lambda f: (f.valid_from, f.recorded_at))
+
+    def facts(
+        self, *, group_id: str = "default", entity: str | None = None,
+        include_history: bool = False,
+    ) -> list[FactRecord]:
+        """Current facts of a group (or about one entity); with history, every fact."""
+        group_id = _group(group_id)
+        store = self._ready()
+        ids = None if entity is None else self._entity_ids(group_id, entity)
+        view = None if include_history else self._view(None, None)
+        return store.list_facts(group_id, entity_ids=ids, view=view)
+
+    def episode(self, episode_id: str) -> EpisodeRecord | None:
+        found = self._ready().episodes([episode_id])
+        return found[0] if found else None
+
+    # ------------------------------------------------------------------ forget and admin
+    def forget(
+        self,
+        *,
+        group_id: str = "default",
+        episode_id: str | None = None,
+        entity: str | None = None,
+        all: bool = False,
+    ) -> ForgetResult:
+        """Delete an episode, an entity or a whole group; shared facts keep other provenance."""
+        group_id = _group(group_id)
+        chosen = sum(x is not None and x is not False for x in (episode_id, entity, all or None))
+        if chosen != 1:
+            raise InputError("forget needs exactly one of episode_id=, entity= or all=True")
+        store = self._ready()
+        now = to_ms(utcnow())
+        functional = {p.name: p.cardinality == "one" for p in self.predicates}
+        if episode_id is not None:
+            ep = store.get_episode(episode_id)
+            if ep is None or ep.group_id != group_id:
+                raise InputError(f"no episode {episode_id!r} in group {group_id!r}")
+            plan = store.write(
+                lambda r: plan_forget_episodes(r, group_id, [episode_id], functional, now)
+            )
+        elif entity is not None:
+            ids = self._entity_ids(group_id, entity)
+            if not ids:
+                raise InputError(f"no entity named {entity!r} in group {group_id!r}")
+            plan = store.write(lambda r: plan_forget_entity(r, group_id, ids, functional, now))
+        else:
+            plan = store.write(lambda r: plan_forget_group(r, group_id, now))
+        audit = plan.audit or {}
+        return ForgetResult(
+            group_id=group_id,
+            episodes_removed=int(audit.get("episodes_removed", 0)),
+            facts_removed=int(audit.get("facts_removed", 0)),
+            entities_removed=int(audit.get("entities_removed", 0)),
+            facts_kept=int(audit.get("facts_kept", 0)),
+            audit_id=audit.get("id"),
+        )
+
+    def stats(self, group_id: str | None = None) -> dict[str, Any]:
+        if group_id is not None:
+            group_id = _group(group_id)
+        return self._ready().stats(group_id)
+
+    def export(self, *, group_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every episode, entity, fact, provenance link, SUPERSEDES/CONTRADICTS link, mention."""
+        return self._ready().export_rows(group_id)
+
+    def import_rows(self, rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+        return self._ready().import_rows(rows)
+
+
+class _Fixed:
+    """An 'extractor' that returns a prepared extraction (``add_fact``)."""
+
+    name = "direct"
+    needs_context = False
+
+    def __init__(self, extraction: Extraction) -> None:
+        self.extraction = extraction
+
+    def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
+        return self.extraction
+
+
+def _fact_statement(subject: str, predicate: str, target: str, negated: bool) -> str:
+    words = predicate.replace(".", " ").replace("_", " ")
+    if negated:
+        return f"{subject} no longer {words} {target}".strip() + "."
+    return f"{subject} {words} {target}".strip() + "."
+
+
+def _record(row: EpisodeRow) -> EpisodeRecord:
+    from ._time import from_ms
+
+    return EpisodeRecord(
+        id=row.id,
+        group_id=row.group_id,
+        source=row.source,
+        kind=row.kind,  # type: ignore[arg-type]
+        content=row.content,
+        reference_time=from_ms(row.reference_time),
+        ingested_at=from_ms(row.ingested_at),
+        content_hash=row.content_hash,
+        status=row.status,  # type: ignore[arg-type]
+        extractor=row.extractor,
+        error=row.error,
+        metadata=row.metadata,
+    )
+

@@ -1,0 +1,238 @@
+"""Public data models: what goes into memory and what comes back out.
+
+All datetimes are timezone-aware UTC (naive input is rejected at this boundary).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ._time import require_aware
+
+__all__ = [
+    "EntityRecord",
+    "EpisodeRecord",
+    "EpisodeRef",
+    "Extraction",
+    "ExtractedEntity",
+    "ExtractedFact",
+    "FactHit",
+    "FactRecord",
+    "ForgetResult",
+    "IngestResult",
+    "RecallResult",
+    "Scalar",
+]
+
+Scalar = str | int | float | bool
+EpisodeKind = Literal["message", "text", "json", "event", "fact"]
+EpisodeStatus = Literal["pending", "extracted", "failed"]
+FactKind = Literal["assert", "negate", "correct"]
+Relation = Literal["new", "same_as", "supersedes", "contradicts", "corrects", "negates"]
+
+
+def _aware(value: datetime | None, info: Any) -> datetime | None:
+    return require_aware(value, info.field_name)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=False, extra="forbid")
+
+
+# ----------------------------------------------------------------------------- extraction
+
+
+class ExtractedEntity(_Model):
+    """An entity an extractor saw in an episode."""
+
+    name: str = Field(min_length=1)
+    type: str = "entity"
+    aliases: list[str] = Field(default_factory=list)
+
+
+class ExtractedFact(_Model):
+    """One fact an extractor read from an episode, before resolution and reconciliation.
+
+    ``kind`` says whether the episode asserts, negates ("no longer lives in Paris") or corrects
+    ("it was never X") the fact. ``replaces`` names the old object/value a correction removes.
+    ``relation``/``related_fact_id``/``reason`` carry an LLM's claim about an existing fact; the
+    reconciler checks every claim against the temporal rules.
+    """
+
+    subject: str = Field(min_length=1)
+    predicate: str = Field(min_length=1)
+    object: str | None = None
+    value: Scalar | None = None
+    statement: str = ""
+    subject_type: str = "entity"
+    object_type: str = "entity"
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    kind: FactKind = "assert"
+    replaces: str | None = None
+    relation: Relation | None = None
+    related_fact_id: str | None = None
+    reason: str | None = None
+    evidence: str | None = None
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    functional: bool | None = None  # cardinality hint for predicates the registry doesn't know
+
+    check_times = field_validator("valid_from", "valid_to")(_aware)
+
+
+class Extraction(_Model):
+    """What an extractor returns for one episode, with its cost."""
+
+    entities: list[ExtractedEntity] = Field(default_factory=list)
+    facts: list[ExtractedFact] = Field(default_factory=list)
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+# ----------------------------------------------------------------------------- records
+
+
+class EpisodeRecord(_Model):
+    """A stored episode (raw input, kept before and whatever the extraction does)."""
+
+    id: str
+    group_id: str
+    source: str | None
+    kind: EpisodeKind
+    content: str
+    reference_time: datetime
+    ingested_at: datetime
+    content_hash: str
+    status: EpisodeStatus
+    extractor: str | None = None
+    error: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class EpisodeRef(_Model):
+    """Where a fact came from."""
+
+    id: str
+    source: str | None
+    reference_time: datetime
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    content: str | None = None
+
+
+class EntityRecord(_Model):
+    id: str
+    name: str
+    type: str
+    aliases: list[str] = Field(default_factory=list)
+    summary: str | None = None
+    score: float | None = None
+
+
+class FactRecord(_Model):
+    """A fact with its two time axes and why it stopped holding, if it did."""
+
+    id: str
+    statement: str
+    subject: str
+    predicate: str
+    object: str | None = None
+    value: Scalar | None = None
+    valid_from: datetime
+    valid_to: datetime | None = None
+    recorded_at: datetime
+    expired_at: datetime | None = None
+    confidence: float = 1.0
+    superseded_by: str | None = None
+    reason: str | None = None
+    episode_ids: list[str] = Field(default_factory=list)
+    group_id: str = "default"
+    subject_id: str = ""
+    object_id: str | None = None
+    decided_by: str = "rule"
+
+    @property
+    def target(self) -> str:
+        """The object's name, or the literal value as text."""
+        if self.object is not None:
+            return self.object
+        return "" if self.value is None else str(self.value)
+
+    def is_current(self) -> bool:
+        return self.valid_to is None and self.expired_at is None
+
+
+class FactHit(FactRecord):
+    """A fact returned by recall, with its score, sources, the history it replaced and conflicts."""
+
+    score: float = 0.0
+    episodes: list[EpisodeRef] = Field(default_factory=list)
+    superseded: list[FactRecord] = Field(default_factory=list)
+    contradicts: list[FactRecord] = Field(default_factory=list)
+
+
+class RecallResult(_Model):
+    query: str
+    group_id: str
+    as_of: datetime | None = None
+    known_at: datetime | None = None
+    facts: list[FactHit] = Field(default_factory=list)
+    entities: list[EntityRecord] = Field(default_factory=list)
+    episodes: list[EpisodeRef] = Field(default_factory=list)
+
+    def to_context(self, *, max_facts: int | None = None) -> str:
+        """A compact block for a prompt: current facts, replaced values marked, open conflicts."""
+        lines: list[str] = []
+        when = ""
+        if self.as_of is not None:
+            when = f" as of {self.as_of.date().isoformat()}"
+        lines.append(f"Memory{when} for: {self.query}")
+        hits = self.facts if max_facts is None else self.facts[:max_facts]
+        if not hits:
+            lines.append("- (nothing relevant remembered)")
+        for hit in hits:
+            span = _span(hit.valid_from, hit.valid_to)
+            line = f"- {hit.statement} [{span}]"
+            if hit.valid_to is not None:
+                line += " (no longer true)"
+            lines.append(line)
+            for old in hit.superseded:
+                why = f", {old.reason}" if old.reason else ""
+                lines.append(
+                    f"    replaced: {old.statement} [{_span(old.valid_from, old.valid_to)}{why}]"
+                )
+            for other in hit.contradicts:
+                lines.append(f"    CONFLICT with: {other.statement} (unresolved)")
+        return "\n".join(lines)
+
+
+def _span(start: datetime, end: datetime | None) -> str:
+    left = start.date().isoformat()
+    right = "now" if end is None else end.date().isoformat()
+    return f"{left} → {right}"
+
+
+class IngestResult(_Model):
+    episode_id: str
+    status: str
+    facts_added: int = 0
+    facts_duplicate: int = 0
+    superseded: list[tuple[str, str]] = Field(default_factory=list)
+    contradictions: list[tuple[str, str]] = Field(default_factory=list)
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    already_present: bool = False
+    error: str | None = None
+
+
+class ForgetResult(_Model):
+    group_id: str
+    episodes_removed: int = 0
+    facts_removed: int = 0
+    entities_removed: int = 0
+    facts_kept: int = 0
+    audit_id: str | None = None

@@ -1,0 +1,403 @@
+"""The reconciler: places each new fact in the timeline of its (subject, predicate).
+
+DESIGN.md §3 is the contract. The approach that makes ingest order irrelevant: apply each new fact
+to an in-memory copy of the unexpired timeline, then *recompute* the whole timeline (valid_to of
+each fact from its successor, SUPERSEDES links between consecutive valid times) and write only the
+difference. The same set of facts therefore always yields the same chain.
+
+A fact's ``valid_to`` is either *derived* (it ends where its successor starts; a SUPERSEDES link
+from that successor exists) or *explicit* (stated by the source, or set by a negation).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from ._ids import make_id, value_key
+from .store._base import FactRow, FactUpdate, LinkRow, Timeline
+
+__all__ = ["Candidate", "Claim", "Outcome", "TimelineState"]
+
+Vector = npt.NDArray[np.float32]
+_INF = 2**62
+
+
+@dataclass
+class Claim:
+    """An extractor's (LLM's) claim about an existing fact, to be checked by the rules."""
+
+    relation: str
+    fact_id: str | None
+    reason: str | None
+
+
+@dataclass
+class Candidate:
+    """A new fact, resolved to entity ids, ready to be reconciled."""
+
+    subject_id: str
+    predicate: str
+    object_id: str | None
+    value_json: str | None
+    value_key: str
+    statement: str
+    valid_from: int
+    valid_to: int | None
+    stated_from: bool
+    kind: str = "assert"  # assert | negate | correct
+    replaces_key: str | None = None
+    confidence: float = 1.0
+    span: str | None = None
+    embedding: Vector | None = None
+    claim: Claim | None = None
+
+
+@dataclass
+class Outcome:
+    status: str  # added | duplicate | negated | corrected | ignored
+    fact_id: str | None
+    affected: list[str] = field(default_factory=list)
+    note: str | None = None
+
+
+def _combine(old: float, new: float) -> float:
+    return round(1.0 - (1.0 - old) * (1.0 - new), 6)
+
+
+class TimelineState:
+    """Mutable copy of one (subject, predicate) timeline while an episode is applied."""
+
+    def __init__(
+        self,
+        group_id: str,
+        subject_id: str,
+        predicate: str,
+        timeline: Timeline,
+        *,
+        functional: bool,
+        now: int,
+        episode_id: str,
+    ) -> None:
+        self.group_id = group_id
+        self.subject_id = subject_id
+        self.predicate = predicate
+        self.functional = functional
+        self.now = now
+        self.episode_id = episode_id
+        self.original = {f.id: f for f in timeline.facts}
+        self.facts: dict[str, FactRow] = {f.id: replace(f) for f in timeline.facts}
+        self.value_keys = {f.id: stored_value_key(f) for f in timeline.facts}
+        self.links = {(lk.kind, lk.src, lk.dst): lk for lk in timeline.links}
+        self.original_links = dict(self.links)
+        self.explicit_end: dict[str, int | None] = {}
+        self.end_reason: dict[str, str | None] = {}
+        for fact in timeline.facts:
+            self.explicit_end[fact.id] = self._stored_explicit_end(fact)
+            self.end_reason[fact.id] = fact.end_reason
+        self.new_ids: list[str] = []
+        self.provenance: list[tuple[str, str, str | None]] = []
+        self.expired: set[str] = set()
+        self.llm_links: dict[tuple[str, str, str], str] = {}  # link -> reason claimed by the LLM
+        self.superseded_pairs: list[tuple[str, str]] = []
+        self.contradiction_pairs: list[tuple[str, str]] = []
+
+    # ------------------------------------------------------------------ reading the state
+    def _stored_explicit_end(self, fact: FactRow) -> int | None:
+        if fact.valid_to is None:
+            return None
+        for (kind, src, dst), _link in self.links.items():
+            if kind != "SUPERSEDES" or dst != fact.id:
+                continue
+            successor = self.facts.get(src)
+            if successor is not None and successor.valid_from == fact.valid_to:
+                return None  # derived from the successor
+        return fact.valid_to
+
+    def _live(self) -> list[FactRow]:
+        return sorted(
+            (f for f in self.facts.values() if f.id not in self.expired),
+            key=lambda f: (f.valid_from, f.recorded_at, f.id),
+        )
+
+    def _end(self, fact: FactRow) -> int:
+        return _INF if fact.valid_to is None else fact.valid_to
+
+    # ------------------------------------------------------------------ applying candidates
+    def apply(self, cand: Candidate) -> Outcome:
+        claim = cand.claim
+        if claim is not None and claim.fact_id is not None and claim.fact_id not in self.facts:
+            claim = None  # unknown or foreign fact id: the rules decide alone
+        if cand.kind == "negate" or (claim is not None and claim.relation == "negates"):
+            return self._negate(cand, claim)
+        if cand.kind == "correct" or (claim is not None and claim.relation == "corrects"):
+            return self._correct(cand, claim)
+        return self._assert(cand, claim)
+
+    def _find_duplicate(self, cand: Candidate, claim: Claim | None) -> FactRow | None:
+        if claim is not None and claim.relation == "same_as" and claim.fact_id in self.facts:
+            target = self.facts[claim.fact_id]
+            if target.id not in self.expired:
+                return target
+        live = [f for f in self._live() if self.value_keys.get(f.id) == cand.value_key]
+        for fact in live:
+            if fact.valid_from <= cand.valid_from < self._end(fact):
+                return fact
+        # A late-arriving earlier statement of a value that already follows directly: extend it.
+        for fact in live:
+            if fact.valid_from > cand.valid_from:
+                between = [
+                    f
+                    for f in self._live()
+                    if cand.valid_from <= f.valid_from < fact.valid_from
+                    and self.value_keys.get(f.id) != cand.value_key
+                ]
+                if not between and (not self.functional or self._is_slot_head(fact)):
+                    return fact
+        return None
+
+    def _is_slot_head(self, fact: FactRow) -> bool:
+        return all(
+            f.valid_from != fact.valid_from or self.value_keys.get(f.id) == self.value_keys[fact.id]
+            for f in self._live()
+        )
+
+    def _assert(self, cand: Candidate, claim: Claim | None) -> Outcome:
+        duplicate = self._find_duplicate(cand, claim)
+        if duplicate is not None:
+            if cand.valid_from < duplicate.valid_from:
+                duplicate.valid_from = cand.valid_from
+            duplicate.confidence = _combine(duplicate.confidence, cand.confidence)
+            if cand.valid_to is not None and self.explicit_end.get(duplicate.id) is None:
+                self.explicit_end[duplicate.id] = cand.valid_to
+                self.end_reason[duplicate.id] = "stated end"
+            self.provenance.append((duplicate.id, self.episode_id, cand.span))
+            return Outcome("duplicate", duplicate.id)
+        fact = self._new_fact(cand)
+        if self.functional:
+            for other in self._live():
+                if other.id != fact.id and other.valid_from == fact.valid_from:
+                    reason = "same valid time, different value"
+                    decided = "rule"
+                    if claim is not None and claim.relation == "contradicts":
+                        decided = "llm" if claim.fact_id == other.id else "rule"
+                        reason = claim.reason or reason
+                    key = ("CONTRADICTS", fact.id, other.id)
+                    self.links[key] = LinkRow(
+                        "CONTRADICTS", fact.id, other.id, reason, decided, self.now
+                    )
+                    self.contradiction_pairs.append((fact.id, other.id))
+        if claim is not None and claim.relation == "supersedes" and claim.fact_id:
+            self.llm_links[("SUPERSEDES", fact.id, claim.fact_id)] = claim.reason or "update"
+        return Outcome("added", fact.id)
+
+    def _new_fact(self, cand: Candidate, *, valid_from: int | None = None) -> FactRow:
+        start = cand.valid_from if valid_from is None else valid_from
+        fact_id = make_id(
+            "fact",
+            self.group_id,
+            self.subject_id,
+            self.predicate,
+            cand.value_key,
+            str(start),
+            self.episode_id,
+        )
+        fact = FactRow(
+            id=fact_id,
+            group_id=self.group_id,
+            subject_id=self.subject_id,
+            predicate=self.predicate,
+            object_id=cand.object_id,
+            value_json=cand.value_json,
+            statement=cand.statement,
+            valid_from=start,
+            valid_to=cand.valid_to,
+            recorded_at=self.now,
+            ended_at=self.now if cand.valid_to is not None else None,
+            end_reason="stated end" if cand.valid_to is not None else None,
+            confidence=cand.confidence,
+            decided_by="llm" if cand.claim is not None else "rule",
+            embedding=cand.embedding,
+        )
+        self.facts[fact.id] = fact
+        self.value_keys[fact.id] = cand.value_key
+        self.explicit_end[fact.id] = cand.valid_to
+        self.end_reason[fact.id] = fact.end_reason
+        self.new_ids.append(fact.id)
+        self.provenance.append((fact.id, self.episode_id, cand.span))
+        return fact
+
+    def _negate(self, cand: Candidate, claim: Claim | None) -> Outcome:
+        at = cand.valid_from
+        targets: list[FactRow] = []
+        if claim is not None and claim.fact_id is not None:
+            targets = [self.facts[claim.fact_id]]
+        else:
+            for fact in self._live():
+                matches = cand.value_key == "" or self.value_keys.get(fact.id) == cand.value_key
+                if matches and fact.valid_from < at < self._end(fact):
+                    targets.append(fact)
+                elif matches and fact.valid_from < at and fact.valid_to is None:
+                    targets.append(fact)
+        ended: list[str] = []
+        for fact in targets:
+            if fact.id in self.expired or fact.valid_from >= at:
+                continue
+            current_end = self.explicit_end.get(fact.id)
+            if current_end is None or current_end > at:
+                self.explicit_end[fact.id] = at
+                self.end_reason[fact.id] = "negated" + (
+                    f": {claim.reason}" if claim is not None and claim.reason else ""
+                )
+            ended.append(fact.id)
+        if not ended:
+            return Outcome("ignored", None, note="negation matched no current fact")
+        return Outcome("negated", None, affected=ended)
+
+    def _correct(self, cand: Candidate, claim: Claim | None) -> Outcome:
+        if claim is not None and claim.fact_id is not None:
+            targets = [self.facts[claim.fact_id]]
+        elif cand.replaces_key is not None:
+            targets = [f for f in self._live() if self.value_keys.get(f.id) == cand.replaces_key]
+        elif self.functional:
+            targets = [f for f in self._live() if f.valid_to is None]
+        else:
+            targets = []
+        targets = [
+            t for t in targets if t.id not in self.expired and self.value_keys[t.id] != cand.value_key
+        ]
+        if not targets:
+            return self._assert(cand, None)
+        start = cand.valid_from if cand.stated_from else min(t.valid_from for t in targets)
+        for target in targets:
+            self.expired.add(target.id)
+            target.expired_at = self.now
+        corrected = replace(cand, valid_from=start, kind="assert", claim=None)
+        outcome = self._assert(corrected, None)
+        assert outcome.fact_id is not None
+        decided = "llm" if claim is not None else "rule"
+        reason = "correction" + (f": {claim.reason}" if claim is not None and claim.reason else "")
+        for target in targets:
+            key = ("SUPERSEDES", outcome.fact_id, target.id)
+            self.links[key] = LinkRow("SUPERSEDES", outcome.fact_id, target.id, reason, decided,
+                                      self.now)
+            self.superseded_pairs.append((target.id, outcome.fact_id))
+        return Outcome("corrected", outcome.fact_id, affected=[t.id for t in targets])
+
+    def remove(self, fact_ids: set[str]) -> None:
+        """Drop facts (forget) so that the recompute re-links their neighbours."""
+        for fact_id in fact_ids:
+            self.facts.pop(fact_id, None)
+            self.original.pop(fact_id, None)
+        for key in [k for k in self.links if k[1] in fact_ids or k[2] in fact_ids]:
+            del self.links[key]
+
+    # ------------------------------------------------------------------ recompute and diff
+    def _recompute(self) -> None:
+        live = self._live()
+        wanted: dict[tuple[str, str, str], LinkRow] = {}
+        if self.functional:
+            starts = sorted({f.valid_from for f in live})
+            slots = {s: [f for f in live if f.valid_from == s] for s in starts}
+            for index, start in enumerate(starts):
+                following = starts[index + 1] if index + 1 < len(starts) else None
+                for fact in slots[start]:
+                    explicit = self.explicit_end.get(fact.id)
+                    ends = [e for e in (explicit, following) if e is not None]
+                    fact.valid_to = min(ends) if ends else None
+                if following is not None:
+                    for newer in slots[following]:
+                        for older in slots[start]:
+                            key = ("SUPERSEDES", newer.id, older.id)
+                            existing = self.links.get(key)
+                            reason = self.llm_links.get(key)
+                            if reason is not None:
+                                wanted[key] = LinkRow("SUPERSEDES", newer.id, older.id, reason,
+                                                      "llm", self.now)
+                            elif existing is not None:
+                                wanted[key] = existing
+                            else:
+                                wanted[key] = LinkRow("SUPERSEDES", newer.id, older.id, "update",
+                                                      "rule", self.now)
+        else:
+            for fact in live:
+                fact.valid_to = self.explicit_end.get(fact.id)
+        live_ids = {f.id for f in live}
+        for key, link in list(self.links.items()):
+            kind, src, dst = key
+            managed = (
+                kind == "SUPERSEDES"
+                and src in live_ids
+                and dst in live_ids
+                and not link.reason.startswith("correction")
+            )
+            if managed and key not in wanted:
+                del self.links[key]
+        for key, link in wanted.items():
+            if key not in self.links or self.links[key] != link:
+                self.links[key] = link
+
+    def finish(self) -> tuple[list[FactRow], list[FactUpdate], list[LinkRow], list[tuple[str, str, str]]]:
+        """Recompute the timeline and return (new facts, updates, links to add, links to remove)."""
+        self._recompute()
+        new_facts: list[FactRow] = []
+        updates: list[FactUpdate] = []
+        for fact_id, fact in self.facts.items():
+            if fact_id in self.new_ids:
+                if fact.valid_to is not None and fact.ended_at is None:
+                    fact.ended_at = self.now
+                fact.end_reason = (
+                    self.end_reason.get(fact_id) if self.explicit_end.get(fact_id) is not None
+                    and fact.valid_to == self.explicit_end.get(fact_id) else None
+                )
+                new_facts.append(fact)
+                continue
+            before = self.original[fact_id]
+            ended_at = fact.ended_at
+            end_reason = fact.end_reason
+            if fact.valid_to != before.valid_to:
+                ended_at = self.now if fact.valid_to is not None else None
+                explicit = self.explicit_end.get(fact_id)
+                end_reason = (
+                    self.end_reason.get(fact_id)
+                    if explicit is not None and fact.valid_to == explicit
+                    else None
+                )
+            changed = (
+                fact.valid_from != before.valid_from
+                or fact.valid_to != before.valid_to
+                or fact.expired_at != before.expired_at
+                or fact.confidence != before.confidence
+                or ended_at != before.ended_at
+                or end_reason != before.end_reason
+            )
+            if changed:
+                fact.ended_at = ended_at
+                fact.end_reason = end_reason
+                updates.append(
+                    FactUpdate(
+                        id=fact_id,
+                        valid_from=fact.valid_from,
+                        valid_to=fact.valid_to,
+                        expired_at=fact.expired_at,
+                        ended_at=ended_at,
+                        end_reason=end_reason,
+                        confidence=fact.confidence,
+                    )
+                )
+        added = [
+            link for key, link in self.links.items() if self.original_links.get(key) != link
+        ]
+        removed = [key for key in self.original_links if key not in self.links]
+        for link in added:
+            if link.kind == "SUPERSEDES" and (link.dst, link.src) not in self.superseded_pairs:
+                self.superseded_pairs.append((link.dst, link.src))
+        return new_facts, updates, added, removed
+
+
+def stored_value_key(fact: FactRow) -> str:
+    value = None if fact.value_json is None else json.loads(fact.value_json)
+    return value_key(fact.object_id, value)

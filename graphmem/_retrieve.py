@@ -1,0 +1,280 @@
+"""The retriever: query → seeds → time-filtered expansion → fusion → ``RecallResult``. No LLM.
+
+Like neo4j-graphrag's retrievers, ``search()`` is ``raw_search()`` (scored candidate ids) followed
+by ``format()`` (records, provenance, history, conflicts); subclass and override either.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._embed import Embedder
+from ._filters import matches, parse_filters
+from ._ids import entity_key
+from ._models import EpisodeRef, FactHit, FactRecord, RecallResult
+from .store._base import GraphStore, TimeView
+
+__all__ = ["RawSearch", "RetrievalConfig", "Retriever"]
+
+_WORD = re.compile(r"[\w'-]+", re.UNICODE)
+
+
+@dataclass
+class RetrievalConfig:
+    """Knobs of the fusion; the ablations in bench/ switch parts off."""
+
+    use_vectors: bool = True
+    use_fulltext: bool = True
+    use_names: bool = True
+    use_expansion: bool = True
+    seed_n: int = 50
+    expand_limit: int = 300
+    rrf_k: float = 60.0
+    graph_weight: float = 0.6
+    hop_decay: float = 0.5
+    recency_weight: float = 0.15
+    confidence_weight: float = 0.1
+    episode_weight: float = 1.0
+
+
+@dataclass
+class RawSearch:
+    """Scored candidates before formatting."""
+
+    fact_scores: dict[str, float] = field(default_factory=dict)
+    entity_scores: dict[str, float] = field(default_factory=dict)
+    episode_scores: dict[str, float] = field(default_factory=dict)
+    records: dict[str, FactRecord] = field(default_factory=dict)
+
+
+def _rrf(ranked: list[tuple[str, float]], k: float) -> dict[str, float]:
+    return {item: 1.0 / (k + rank) for rank, (item, _score) in enumerate(ranked, start=1)}
+
+
+def _name_keys(query: str) -> list[str]:
+    words = _WORD.findall(query)
+    keys: list[str] = []
+    for size in (3, 2, 1):
+        for i in range(len(words) - size + 1):
+            keys.append(entity_key(" ".join(words[i : i + size])))
+    return list(dict.fromkeys(k for k in keys if len(k) > 1))
+
+
+class Retriever:
+    def __init__(
+        self, store: GraphStore, embedder: Embedder, config: RetrievalConfig | None = None
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.config = config or RetrievalConfig()
+
+    # ------------------------------------------------------------------ public
+    def search(
+        self,
+        query: str,
+        *,
+        group_id: str,
+        view: TimeView,
+        k: int = 10,
+        hops: int = 2,
+        filters: Mapping[str, Any] | None = None,
+        as_of: Any = None,
+        known_at: Any = None,
+    ) -> RecallResult:
+        raw = self.raw_search(query, group_id=group_id, view=view, k=k, hops=hops, filters=filters)
+        return self.format(raw, query=query, group_id=group_id, view=view, k=k, as_of=as_of,
+                           known_at=known_at)
+
+    # ------------------------------------------------------------------ stages
+    def raw_search(
+        self,
+        query: str,
+        *,
+        group_id: str,
+        view: TimeView,
+        k: int,
+        hops: int,
+        filters: Mapping[str, Any] | None,
+    ) -> RawSearch:
+        cfg = self.config
+        conditions = parse_filters(filters)
+        n = cfg.seed_n * (8 if conditions else 1)
+        store = self.store
+        fact_lists: list[dict[str, float]] = []
+        entity_lists: list[dict[str, float]] = []
+        raw = RawSearch()
+
+        if cfg.use_vectors and query.strip():
+            qvec = self.embedder.embed([query])[0]
+            fact_lists.append(_rrf(store.vector_facts(group_id, qvec, n), cfg.rrf_k))
+            entity_lists.append(_rrf(store.vector_entities(group_id, qvec, cfg.seed_n // 2),
+                                     cfg.rrf_k))
+        if cfg.use_fulltext:
+            fact_lists.append(_rrf(store.text_facts(group_id, query, n), cfg.rrf_k))
+            entity_lists.append(_rrf(store.text_entities(group_id, query, cfg.seed_n // 2),
+                                     cfg.rrf_k))
+            episodes = store.text_episodes(group_id, query, max(cfg.seed_n, 3 * k))
+            raw.episode_scores = {
+                eid: cfg.episode_weight * s for eid, s in _rrf(episodes, cfg.rrf_k).items()
+            }
+        if cfg.use_names:
+            named = store.find_entities(group_id, _name_keys(query))
+            # An entity named in the query is the strongest seed there is.
+            entity_lists.append({e.id: 2.0 / (cfg.rrf_k + 1) for e in named})
+
+        fused: dict[str, float] = defaultdict(float)
+        for scores in fact_lists:
+            for fid, s in scores.items():
+                fused[fid] += s
+        entity_scores: dict[str, float] = defaultdict(float)
+        for scores in entity_lists:
+            for eid, s in scores.items():
+                entity_scores[eid] += s
+
+        passing: set[str] | None = None
+        if conditions:
+            values = store.facts_with_values(
+                group_id, sorted({c.path for c in conditions}), view
+            )
+            passing = {sid for sid, vals in values.items() if matches(vals, conditions)}
+            for sid in list(passing)[: cfg.expand_limit]:
+                entity_scores[sid] = max(entity_scores.get(sid, 0.0), 0.5 / (cfg.rrf_k + 1))
+
+        # Facts seen first: records valid in the view (time filter happens in the store).
+        records = {r.id: r for r in store.fact_records(list(fused), view)}
+        # Subjects and objects of the best facts seed the expansion too.
+        best = sorted(records.values(), key=lambda r: -fused[r.id])[: max(k, 10)]
+        for rec in best:
+            for eid in (rec.subject_id, rec.object_id):
+                if eid:
+                    entity_scores[eid] = max(entity_scores.get(eid, 0.0), 0.5 * fused[rec.id])
+
+        graph: dict[str, float] = defaultdict(float)
+        if cfg.use_expansion and hops > 0 and entity_scores:
+            seeds = sorted(entity_scores, key=lambda e: -entity_scores[e])[:50]
+            expanded = store.expand(group_id, seeds, hops, view, cfg.expand_limit)
+            for fid, hop, via in expanded:
+                graph[fid] += entity_scores.get(via, 0.0) * (cfg.hop_decay ** (hop - 1))
+            missing = [fid for fid, _, _ in expanded if fid not in records]
+            for rec in store.fact_records(missing, view):
+                records[rec.id] = rec
+
+        if passing is not None:
+            records = {fid: r for fid, r in records.items() if r.subject_id in passing}
+
+        if records:
+            starts = [r.valid_from.timestamp() for r in records.values()]
+            lo, hi = min(starts), max(starts)
+            span = (hi - lo) or 1.0
+        scale = 1.0 / (cfg.rrf_k + 1)
+        for fid, rec in records.items():
+            recency = (rec.valid_from.timestamp() - lo) / span
+            score = (
+                fused.get(fid, 0.0)
+                + cfg.graph_weight * graph.get(fid, 0.0)
+                + scale * (cfg.recency_weight * recency + cfg.confidence_weight * rec.confidence)
+            )
+            raw.fact_scores[fid] = score
+        raw.records = records
+        raw.entity_scores = dict(entity_scores)
+        return raw
+
+    def format(
+        self,
+        raw: RawSearch,
+        *,
+        query: str,
+        group_id: str,
+        view: TimeView,
+        k: int,
+        as_of: Any = None,
+        known_at: Any = None,
+    ) -> RecallResult:
+        store = self.store
+        ranked = sorted(raw.fact_scores, key=lambda fid: (-raw.fact_scores[fid], fid))[:k]
+        top = [raw.records[fid] for fid in ranked]
+        links = store.links(ranked) if ranked else []
+        replaced_ids: dict[str, list[str]] = defaultdict(list)
+        conflict_ids: dict[str, list[str]] = defaultdict(list)
+        for link in links:
+            if link.kind == "SUPERSEDES" and link.src in raw.fact_scores:
+                replaced_ids[link.src].append(link.dst)
+            elif link.kind == "CONTRADICTS":
+                if link.src in ranked:
+                    conflict_ids[link.src].append(link.dst)
+                if link.dst in ranked:
+                    conflict_ids[link.dst].append(link.src)
+        history = {
+            r.id: r
+            for r in store.fact_records(
+                [i for ids in replaced_ids.values() for i in ids], None
+            )
+        }
+        open_conflicts = {
+            r.id: r for r in store.fact_records([i for ids in conflict_ids.values() for i in ids],
+                                                view)
+        }
+        episode_ids = [e for rec in top for e in rec.episode_ids]
+        ep_rank = sorted(raw.episode_scores, key=lambda e: -raw.episode_scores[e])
+        # Episodes: those behind the top facts (by fact rank), merged with full-text hits.
+        episode_score: dict[str, float] = {}
+        for rec in top:
+            for eid in rec.episode_ids:
+                episode_score[eid] = max(episode_score.get(eid, 0.0), raw.fact_scores[rec.id])
+        for eid in ep_rank:
+            episode_score[eid] = episode_score.get(eid, 0.0) + raw.episode_scores[eid]
+        best_episodes = sorted(episode_score, key=lambda e: -episode_score[e])[: max(k, 10)]
+        records_by_id = {e.id: e for e in store.episodes(list({*episode_ids, *best_episodes}))}
+
+        def ref(eid: str, with_content: bool) -> EpisodeRef | None:
+            ep = records_by_id.get(eid)
+            if ep is None:
+                return None
+            return EpisodeRef(
+                id=ep.id,
+                source=ep.source,
+                reference_time=ep.reference_time,
+                metadata=ep.metadata,
+                content=ep.content if with_content else None,
+            )
+
+        hits: list[FactHit] = []
+        for rec in top:
+            refs = [r for r in (ref(e, False) for e in rec.episode_ids) if r is not None]
+            hits.append(
+                FactHit(
+                    **rec.model_dump(),
+                    score=round(raw.fact_scores[rec.id], 6),
+                    episodes=refs,
+                    superseded=sorted(
+                        (history[i] for i in replaced_ids.get(rec.id, []) if i in history),
+                        key=lambda r: r.valid_from,
+                    ),
+                    contradicts=[
+                        open_conflicts[i] for i in conflict_ids.get(rec.id, [])
+                        if i in open_conflicts
+                    ],
+                )
+            )
+        entity_ids = sorted(raw.entity_scores, key=lambda e: -raw.entity_scores[e])[:k]
+        entities = []
+        if entity_ids:
+            rows = {e.id: e for e in store.find_entities_by_ids(group_id, entity_ids)}
+            for eid in entity_ids:
+                if eid in rows:
+                    entities.append(rows[eid].model_copy(
+                        update={"score": round(raw.entity_scores[eid], 6)}))
+        episodes = [r for r in (ref(e, True) for e in best_episodes) if r is not None]
+        return RecallResult(
+            query=query,
+            group_id=group_id,
+            as_of=as_of,
+            known_at=known_at,
+            facts=hits,
+            entities=entities,
+            episodes=episodes,
+        )

@@ -1,0 +1,77 @@
+"""Time helpers: every datetime inside graphmem is timezone-aware UTC with millisecond precision.
+
+Stores keep times as integer epoch milliseconds, so ordering and equality mean the same on SQLite
+and Neo4j, and record time always comes from the client clock (``utcnow``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+
+from ._errors import InputError, NaiveDatetimeError
+
+__all__ = ["from_ms", "parse_datetime", "require_aware", "to_ms", "utcnow"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def utcnow() -> datetime:
+    """Now, in UTC, truncated to whole milliseconds (what the stores can hold)."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=(now.microsecond // 1000) * 1000)
+
+
+def require_aware(value: datetime | None, argument: str) -> datetime | None:
+    """Return ``value`` in UTC (ms precision) or raise if it has no timezone."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InputError(f"{argument} must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        raise NaiveDatetimeError(
+            f"{argument} is a naive datetime ({value.isoformat()}); "
+            "give a timezone-aware one, e.g. datetime(..., tzinfo=timezone.utc)"
+        )
+    utc = value.astimezone(UTC)
+    return utc.replace(microsecond=(utc.microsecond // 1000) * 1000)
+
+
+def to_ms(value: datetime) -> int:
+    """Epoch milliseconds of an aware datetime."""
+    return (value - _EPOCH) // timedelta(milliseconds=1)
+
+
+def from_ms(value: int) -> datetime:
+    return _EPOCH + timedelta(milliseconds=value)
+
+
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def parse_datetime(text: str, argument: str = "time", *, assume_utc: bool = False) -> datetime:
+    """Parse ISO-8601 with an offset or ``Z``, or a bare date (taken as midnight UTC).
+
+    A date-time without an offset is rejected unless ``assume_utc`` is set, because guessing a
+    timezone silently shifts facts by hours.
+    """
+    raw = text.strip()
+    if _DATE_ONLY.match(raw):
+        day = date.fromisoformat(raw)
+        return datetime(day.year, day.month, day.day, tzinfo=UTC)
+    try:
+        parsed = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise InputError(
+            f"{argument}: {text!r} is not a date; expected ISO-8601 like "
+            "2024-05-01T10:00:00Z, 2024-05-01T12:00:00+02:00 or 2024-05-01"
+        ) from None
+    if parsed.tzinfo is None:
+        if not assume_utc:
+            raise NaiveDatetimeError(
+                f"{argument}: {text!r} has no timezone; add Z or an offset like +02:00"
+            )
+        parsed = parsed.replace(tzinfo=UTC)
+    result = require_aware(parsed, argument)
+    assert result is not None
+    return result

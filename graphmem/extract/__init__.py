@@ -1,0 +1,37 @@
+"""Extractors: episode → entities and facts. ``get_extractor`` picks one by name."""
+
+from __future__ import annotations
+
+from .._config import Settings
+from .._errors import ConfigError
+from ._base import ExtractionContext, Extractor
+from .structured import StructuredExtractor
+
+__all__ = ["ExtractionContext", "Extractor", "StructuredExtractor", "get_extractor"]
+
+NAMES = ("auto", "rules", "structured", "llm")
+
+
+def get_extractor(name: str, settings: Settings, *, kind: str = "message") -> Extractor:
+    """The extractor called ``name``; ``auto`` picks structured for JSON, else llm or rules."""
+    choice = name.strip().lower()
+    if choice == "auto":
+        if kind == "json":
+            choice = "structured"
+        else:
+            choice = "llm" if settings.llm_model else "rules"
+    if choice == "rules":
+        from .rules import RulesExtractor
+
+        return RulesExtractor()
+    if choice == "structured":
+        return StructuredExtractor()
+    if choice == "llm":
+        try:
+            from .llm import LLMExtractor
+        except ImportError as exc:
+            raise ConfigError(
+                f"the llm extractor is not available ({exc}); pip install 'graphmem[openai]'"
+            ) from exc
+        return LLMExtractor.from_settings(settings)
+    raise ConfigError(f"unknown extractor {name!r}; choose one of {', '.join(NAMES)}")

@@ -1,0 +1,60 @@
+"""Graph stores: the ``GraphStore`` protocol, the embedded SQLite store, and store URLs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from .._errors import ConfigError
+from ._base import GraphStore, MigrationInfo, TimeView, WritePlan
+from .sqlite import SQLiteStore
+
+__all__ = ["GraphStore", "MigrationInfo", "SQLiteStore", "TimeView", "WritePlan", "open_store"]
+
+_BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+def open_store(url: str | os.PathLike[str] | None = None) -> GraphStore:
+    """A store for a URL (no I/O here): ``sqlite:///file.db``, a plain path, or ``neo4j://…``.
+
+    ``None`` reads ``GRAPHMEM_STORE`` and falls back to ``./graphmem.db``.
+    """
+    if url is None:
+        url = os.environ.get("GRAPHMEM_STORE") or "sqlite:///graphmem.db"
+    if isinstance(url, os.PathLike):
+        return SQLiteStore(Path(url))
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigError("store URL is empty; use sqlite:///path/to/memory.db or neo4j://host")
+    text = url.strip()
+    if "://" not in text:
+        if text.endswith((".db", ".sqlite", ".sqlite3")) or text == ":memory:":
+            return SQLiteStore(text)
+        raise ConfigError(
+            f"unknown store {text!r}: expected sqlite:///path.db, a .db path, "
+            "bolt://host:7687, neo4j://host:7687 or neo4j+s://host"
+        )
+    parsed = urlparse(text)
+    scheme = parsed.scheme.lower()
+    if scheme == "sqlite":
+        path = unquote(text.split("://", 1)[1])
+        if path.startswith("/") and not path.startswith("//"):
+            # sqlite:///relative.db -> "/relative.db" after the split: drop one slash
+            path = path[1:]
+        elif path.startswith("//"):
+            path = path[1:]  # sqlite:////abs/path.db
+        if not path:
+            raise ConfigError(f"store URL {text!r} has no file path")
+        return SQLiteStore(path, url=text)
+    if scheme in _BOLT_SCHEMES:
+        try:
+            from .neo4j import Neo4jStore
+        except ImportError as exc:
+            raise ConfigError(
+                f"the Neo4j store needs the neo4j driver: pip install 'graphmem[neo4j]' ({exc})"
+            ) from exc
+        return Neo4jStore(text)
+    raise ConfigError(
+        f"unknown store URL scheme {parsed.scheme!r} in {text!r}: "
+        "expected sqlite, bolt, bolt+s, neo4j or neo4j+s"
+    )

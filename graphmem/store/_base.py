@@ -1,0 +1,310 @@
+"""The ``GraphStore`` protocol and the plain rows that cross it.
+
+Stores know nothing of extraction or temporal rules: the reconciler decides, and hands the store a
+``WritePlan`` to apply in one transaction. Times are epoch milliseconds (UTC) on this seam.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from .._models import EntityRecord, EpisodeRecord, FactRecord
+
+__all__ = [
+    "EntityRow",
+    "EpisodeRow",
+    "FactRow",
+    "FactUpdate",
+    "GraphStore",
+    "LinkRow",
+    "MigrationInfo",
+    "StoreReader",
+    "Timeline",
+    "TimeView",
+    "WritePlan",
+]
+
+Vector = npt.NDArray[np.float32]
+LinkKind = Literal["SUPERSEDES", "CONTRADICTS"]
+T = TypeVar("T")
+
+
+@dataclass
+class EpisodeRow:
+    id: str
+    group_id: str
+    source: str | None
+    kind: str
+    content: str
+    reference_time: int
+    ingested_at: int
+    content_hash: str
+    status: str = "pending"
+    extractor: str | None = None
+    error: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EntityRow:
+    id: str
+    group_id: str
+    name: str
+    key: str
+    type: str
+    aliases: list[str] = field(default_factory=list)
+    summary: str | None = None
+    embedding: Vector | None = None
+    created_at: int = 0
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FactRow:
+    id: str
+    group_id: str
+    subject_id: str
+    predicate: str
+    object_id: str | None
+    value_json: str | None
+    statement: str
+    valid_from: int
+    valid_to: int | None
+    recorded_at: int
+    expired_at: int | None = None
+    ended_at: int | None = None
+    end_reason: str | None = None
+    confidence: float = 1.0
+    decided_by: str = "rule"
+    embedding: Vector | None = None
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    kind: LinkKind
+    src: str
+    dst: str
+    reason: str
+    decided_by: str
+    decided_at: int
+
+
+@dataclass
+class FactUpdate:
+    """New values for a stored fact's mutable fields (all of them are written)."""
+
+    id: str
+    valid_from: int
+    valid_to: int | None
+    expired_at: int | None
+    ended_at: int | None
+    end_reason: str | None
+    confidence: float
+
+
+@dataclass
+class Timeline:
+    """The unexpired facts of one (subject, predicate) and the links touching them."""
+
+    facts: list[FactRow] = field(default_factory=list)
+    links: list[LinkRow] = field(default_factory=list)
+
+
+@dataclass
+class WritePlan:
+    """Everything one episode (or one forget) changes, applied atomically by the store."""
+
+    episode_id: str | None = None
+    episode_status: tuple[str, str | None, str | None] | None = None  # status, extractor, error
+    entities_new: list[EntityRow] = field(default_factory=list)
+    entity_aliases: dict[str, list[str]] = field(default_factory=dict)  # entity id -> all aliases
+    facts_new: list[FactRow] = field(default_factory=list)
+    facts_update: list[FactUpdate] = field(default_factory=list)
+    provenance: list[tuple[str, str, str | None]] = field(default_factory=list)  # fact, ep, span
+    links_add: list[LinkRow] = field(default_factory=list)
+    links_remove: list[tuple[str, str, str]] = field(default_factory=list)  # kind, src, dst
+    mentions: list[tuple[str, str]] = field(default_factory=list)  # episode id, entity id
+    delete_episode_ids: list[str] = field(default_factory=list)
+    delete_fact_ids: list[str] = field(default_factory=list)
+    delete_entity_ids: list[str] = field(default_factory=list)
+    prune_entity_ids: list[str] = field(default_factory=list)  # delete if left unreferenced
+    audit: dict[str, Any] | None = None
+
+    def is_empty(self) -> bool:
+        return not any(
+            (
+                self.episode_status,
+                self.entities_new,
+                self.entity_aliases,
+                self.facts_new,
+                self.facts_update,
+                self.provenance,
+                self.links_add,
+                self.links_remove,
+                self.mentions,
+                self.delete_episode_ids,
+                self.delete_fact_ids,
+                self.delete_entity_ids,
+                self.prune_entity_ids,
+                self.audit,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class TimeView:
+    """Which facts a read sees: valid at ``at`` (world time) as believed at ``known`` (record time).
+
+    A fact's ``valid_to`` counts only if memory had learned it by ``known`` (``ended_at``).
+    """
+
+    at: int
+    known: int
+
+
+@dataclass(frozen=True)
+class MigrationInfo:
+    version: int
+    name: str
+    applied_at: int | None
+
+
+class StoreReader(Protocol):
+    """Reads available inside a write transaction (consistent with the write that follows)."""
+
+    def get_episode(self, episode_id: str) -> EpisodeRow | None: ...
+
+    def entities_by_keys(self, group_id: str, keys: Sequence[str]) -> list[EntityRow]:
+        """Entities whose key or one of whose alias keys is in ``keys``."""
+        ...
+
+    def timelines(
+        self, group_id: str, pairs: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], Timeline]: ...
+
+    def facts_by_ids(self, fact_ids: Sequence[str]) -> list[FactRow]: ...
+
+    def episode_fact_ids(self, episode_ids: Sequence[str]) -> dict[str, int]:
+        """For each fact supported by these episodes: its number of supporting episodes."""
+        ...
+
+    def entity_fact_ids(self, entity_id: str) -> list[str]:
+        """Facts where the entity is subject or object."""
+        ...
+
+    def group_episode_ids(self, group_id: str) -> list[str]: ...
+
+    def group_fact_ids(self, group_id: str) -> list[str]: ...
+
+    def group_entity_ids(self, group_id: str) -> list[str]: ...
+
+    def episode_entity_ids(self, episode_ids: Sequence[str]) -> list[str]: ...
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """What a graph store does. SQLite and Neo4j pass the same contract tests."""
+
+    url: str
+
+    # lifecycle ---------------------------------------------------------------
+    def connect(self) -> None: ...
+
+    def migrate(self) -> list[str]: ...
+
+    def migration_status(self) -> list[MigrationInfo]: ...
+
+    def close(self) -> None: ...
+
+    def get_meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    # writes ------------------------------------------------------------------
+    def insert_episode(self, episode: EpisodeRow) -> tuple[EpisodeRow, bool]:
+        """Store the raw episode unless present; returns (stored row, created)."""
+        ...
+
+    def set_episode_status(
+        self, episode_id: str, status: str, extractor: str | None, error: str | None
+    ) -> None: ...
+
+    def write(self, work: Callable[[StoreReader], WritePlan]) -> WritePlan:
+        """Run ``work`` in one serialised write transaction and apply the plan it returns."""
+        ...
+
+    # reads -------------------------------------------------------------------
+    def get_episode(self, episode_id: str) -> EpisodeRow | None: ...
+
+    def episodes(self, episode_ids: Sequence[str]) -> list[EpisodeRecord]: ...
+
+    def episodes_by_status(self, group_id: str | None, statuses: Sequence[str]) -> list[EpisodeRow]:
+        ...
+
+    def recent_episodes(
+        self, group_id: str, source: str | None, before: int, limit: int
+    ) -> list[EpisodeRow]: ...
+
+    def find_entities(self, group_id: str, keys: Sequence[str]) -> list[EntityRecord]:
+        """Entities whose key or an alias key is in ``keys``."""
+        ...
+
+    def find_entities_by_ids(
+        self, group_id: str, entity_ids: Sequence[str]
+    ) -> list[EntityRecord]: ...
+
+    def vector_facts(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]: ...
+
+    def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
+        ...
+
+    def text_facts(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]: ...
+
+    def text_entities(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]: ...
+
+    def text_episodes(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]: ...
+
+    def expand(
+        self, group_id: str, entity_ids: Sequence[str], hops: int, view: TimeView, limit: int
+    ) -> list[tuple[str, int, str]]:
+        """Facts within ``hops`` of the entities, valid in ``view``: (fact id, hop, seed entity)."""
+        ...
+
+    def fact_records(
+        self, fact_ids: Sequence[str], view: TimeView | None = None
+    ) -> list[FactRecord]:
+        """Full records, in the order given; with a view, only the facts valid in it."""
+        ...
+
+    def links(self, fact_ids: Sequence[str]) -> list[LinkRow]:
+        """Every SUPERSEDES/CONTRADICTS link with either end in ``fact_ids``."""
+        ...
+
+    def list_facts(
+        self,
+        group_id: str,
+        *,
+        entity_ids: Sequence[str] | None = None,
+        predicate: str | None = None,
+        view: TimeView | None = None,
+        subject_only: bool = False,
+    ) -> list[FactRecord]:
+        """Facts of a group (optionally about entities), oldest first; ``view=None``: all."""
+        ...
+
+    def facts_with_values(
+        self, group_id: str, predicates: Sequence[str], view: TimeView
+    ) -> dict[str, dict[str, Any]]:
+        """For the filter language: subject id -> {predicate: value} of valid literal facts."""
+        ...
+
+    def stats(self, group_id: str | None) -> dict[str, Any]: ...
+
+    def export_rows(self, group_id: str | None) -> Iterator[dict[str, Any]]: ...
+
+    def import_rows(self, rows: Sequence[dict[str, Any]]) -> dict[str, int]: ...

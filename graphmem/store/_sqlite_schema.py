@@ -1,0 +1,145 @@
+"""Ordered SQLite migrations. Each runs once, in its own transaction, recorded in the file."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "core tables",
+        """
+        CREATE TABLE graphmem_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE episodes (
+            id TEXT PRIMARY KEY,
+            group_id TEXT NOT NULL,
+            source TEXT,
+            kind TEXT NOT NULL,
+            content TEXT NOT NULL,
+            reference_time INTEGER NOT NULL,
+            ingested_at INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            status TEXT NOT NULL,
+            extractor TEXT,
+            error TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX episodes_group_time ON episodes (group_id, reference_time);
+        CREATE INDEX episodes_status ON episodes (status, group_id);
+        CREATE TABLE entities (
+            id TEXT PRIMARY KEY,
+            group_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            key TEXT NOT NULL,
+            type TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            search_text TEXT NOT NULL,
+            summary TEXT,
+            embedding BLOB,
+            created_at INTEGER NOT NULL,
+            attributes TEXT NOT NULL DEFAULT '{}',
+            UNIQUE (group_id, key, type)
+        );
+        CREATE TABLE entity_aliases (
+            group_id TEXT NOT NULL,
+            alias_key TEXT NOT NULL,
+            entity_id TEXT NOT NULL,
+            PRIMARY KEY (group_id, alias_key, entity_id)
+        );
+        CREATE INDEX entity_aliases_entity ON entity_aliases (entity_id);
+        CREATE TABLE facts (
+            id TEXT PRIMARY KEY,
+            group_id TEXT NOT NULL,
+            subject_id TEXT NOT NULL,
+            predicate TEXT NOT NULL,
+            object_id TEXT,
+            value_json TEXT,
+            statement TEXT NOT NULL,
+            embedding BLOB,
+            valid_from INTEGER NOT NULL,
+            valid_to INTEGER,
+            recorded_at INTEGER NOT NULL,
+            expired_at INTEGER,
+            ended_at INTEGER,
+            end_reason TEXT,
+            confidence REAL NOT NULL,
+            decided_by TEXT NOT NULL
+        );
+        CREATE INDEX facts_timeline ON facts (group_id, subject_id, predicate, valid_from);
+        CREATE INDEX facts_object ON facts (object_id);
+        CREATE INDEX facts_group_predicate ON facts (group_id, predicate);
+        CREATE TABLE fact_episodes (
+            fact_id TEXT NOT NULL,
+            episode_id TEXT NOT NULL,
+            span TEXT,
+            PRIMARY KEY (fact_id, episode_id)
+        );
+        CREATE INDEX fact_episodes_episode ON fact_episodes (episode_id);
+        CREATE TABLE fact_links (
+            kind TEXT NOT NULL CHECK (kind IN ('SUPERSEDES', 'CONTRADICTS')),
+            src TEXT NOT NULL,
+            dst TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            decided_by TEXT NOT NULL,
+            decided_at INTEGER NOT NULL,
+            PRIMARY KEY (kind, src, dst)
+        );
+        CREATE INDEX fact_links_dst ON fact_links (dst, kind);
+        CREATE INDEX fact_links_src ON fact_links (src, kind);
+        CREATE TABLE mentions (
+            episode_id TEXT NOT NULL,
+            entity_id TEXT NOT NULL,
+            PRIMARY KEY (episode_id, entity_id)
+        );
+        CREATE INDEX mentions_entity ON mentions (entity_id);
+        CREATE TABLE audit_log (
+            id TEXT PRIMARY KEY,
+            at INTEGER NOT NULL,
+            group_id TEXT NOT NULL,
+            action TEXT NOT NULL,
+            details TEXT NOT NULL
+        );
+        """,
+    ),
+    (
+        2,
+        "full-text indexes (FTS5, kept in sync by triggers)",
+        """
+        CREATE VIRTUAL TABLE facts_fts USING fts5(
+            statement, content='facts', content_rowid='rowid', tokenize='porter unicode61');
+        CREATE TRIGGER facts_fts_ai AFTER INSERT ON facts BEGIN
+            INSERT INTO facts_fts(rowid, statement) VALUES (new.rowid, new.statement);
+        END;
+        CREATE TRIGGER facts_fts_ad AFTER DELETE ON facts BEGIN
+            INSERT INTO facts_fts(facts_fts, rowid, statement)
+            VALUES ('delete', old.rowid, old.statement);
+        END;
+        CREATE TRIGGER facts_fts_au AFTER UPDATE OF statement ON facts BEGIN
+            INSERT INTO facts_fts(facts_fts, rowid, statement)
+            VALUES ('delete', old.rowid, old.statement);
+            INSERT INTO facts_fts(rowid, statement) VALUES (new.rowid, new.statement);
+        END;
+        CREATE VIRTUAL TABLE entities_fts USING fts5(
+            search_text, content='entities', content_rowid='rowid', tokenize='unicode61');
+        CREATE TRIGGER entities_fts_ai AFTER INSERT ON entities BEGIN
+            INSERT INTO entities_fts(rowid, search_text) VALUES (new.rowid, new.search_text);
+        END;
+        CREATE TRIGGER entities_fts_ad AFTER DELETE ON entities BEGIN
+            INSERT INTO entities_fts(entities_fts, rowid, search_text)
+            VALUES ('delete', old.rowid, old.search_text);
+        END;
+        CREATE TRIGGER entities_fts_au AFTER UPDATE OF search_text ON entities BEGIN
+            INSERT INTO entities_fts(entities_fts, rowid, search_text)
+            VALUES ('delete', old.rowid, old.search_text);
+            INSERT INTO entities_fts(rowid, search_text) VALUES (new.rowid, new.search_text);
+        END;
+        CREATE VIRTUAL TABLE episodes_fts USING fts5(
+            content, content='episodes', content_rowid='rowid', tokenize='porter unicode61');
+        CREATE TRIGGER episodes_fts_ai AFTER INSERT ON episodes BEGIN
+            INSERT INTO episodes_fts(rowid, content) VALUES (new.rowid, new.content);
+        END;
+        CREATE TRIGGER episodes_fts_ad AFTER DELETE ON episodes BEGIN
+            INSERT INTO episodes_fts(episodes_fts, rowid, content)
+            VALUES ('delete', old.rowid, old.content);
+        END;
+        """,
+    ),
+]

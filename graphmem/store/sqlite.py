@@ -1,0 +1,1170 @@
+"""The embedded default store: one SQLite file, WAL mode, FTS5, float32 vectors with exact top-k."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import SchemaError, StoreError
+from .._ids import make_id
+from .._models import EntityRecord, EpisodeRecord, FactRecord
+from .._time import from_ms, utcnow, to_ms
+from ._base import (
+    EntityRow,
+    EpisodeRow,
+    FactRow,
+    LinkRow,
+    MigrationInfo,
+    StoreReader,
+    Timeline,
+    TimeView,
+    Vector,
+    WritePlan,
+)
+from ._sqlite_schema import MIGRATIONS
+from ._vectors import VectorMatrix, from_blob, to_blob
+
+__all__ = ["SQLiteStore"]
+
+_MAX_VARS = 900  # stay well below SQLite's bound-parameter limit
+_WORD = re.compile(r"\w+", re.UNICODE)
+_STOP = frozenset(
+    "a an and are as at be by did do does for from had has have he her his how i in is it its "
+    "me my of on or our she so than that the their them there they this to was we were what "
+    "when where which who whom why will with you your".split()
+)
+
+# A fact is visible in a view when memory believed it at `known` and it held in the world at
+# `at`. Its valid_to only counts if memory had learned it by `known` (ended_at).
+_VIEW_SQL = (
+    "f.recorded_at <= :known AND (f.expired_at IS NULL OR f.expired_at > :known) "
+    "AND f.valid_from <= :at AND (f.valid_to IS NULL OR f.valid_to > :at "
+    "OR (f.ended_at IS NOT NULL AND f.ended_at > :known))"
+)
+
+_FACT_SELECT = """
+SELECT f.id, f.group_id, f.subject_id, f.predicate, f.object_id, f.value_json, f.statement,
+       f.valid_from, f.valid_to, f.recorded_at, f.expired_at, f.ended_at, f.end_reason,
+       f.confidence, f.decided_by, s.name AS subject_name, o.name AS object_name,
+       (SELECT group_concat(fe.episode_id, ',') FROM fact_episodes fe
+         WHERE fe.fact_id = f.id) AS episode_ids,
+       (SELECT l.src || '|' || l.reason FROM fact_links l
+         WHERE l.dst = f.id AND l.kind = 'SUPERSEDES'
+         ORDER BY l.decided_at DESC LIMIT 1) AS superseded
+FROM facts f JOIN entities s ON s.id = f.subject_id LEFT JOIN entities o ON o.id = f.object_id
+"""
+
+
+def _chunks(items: Sequence[Any], size: int = _MAX_VARS) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 OR-query of the text's words (stop words dropped), each quoted: no syntax leaks."""
+    words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+    if not words:
+        words = _WORD.findall(text.lower())
+    if not words:
+        return None
+    unique = list(dict.fromkeys(words))[:32]
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in unique)
+
+
+class SQLiteStore:
+    """``GraphStore`` on one SQLite file. ``sqlite:///path/to/memory.db`` or ``:memory:``."""
+
+    def __init__(self, path: str | os.PathLike[str], *, url: str | None = None) -> None:
+        self.path = str(path)
+        self.url = url or f"sqlite:///{self.path}"
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self._vectors: dict[tuple[str, str], VectorMatrix] = {}
+        self._data_version = -1
+        self._writes = 0
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.connect()
+        assert self._conn is not None
+        return self._conn
+
+    def connect(self) -> None:
+        if self._conn is not None:
+            return
+        if self.path != ":memory:":
+            parent = Path(self.path).expanduser().resolve().parent
+            if not parent.exists():
+                raise StoreError(f"cannot create the store {self.path}: {parent} does not exist")
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=60.0, isolation_level=None, check_same_thread=False
+            )
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA busy_timeout = 60000")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = OFF")
+            tables = {
+                row[0]
+                for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+        except sqlite3.DatabaseError as exc:
+            raise SchemaError(
+                f"{self.path} is not a graphmem store (SQLite says: {exc}); "
+                "point GraphMemory at a new file or at an existing graphmem database"
+            ) from exc
+        if mode is None:
+            conn.close()
+            raise SchemaError(f"{self.path}: could not switch the database to WAL mode")
+        if tables and "graphmem_migrations" not in tables:
+            conn.close()
+            raise SchemaError(
+                f"{self.path} is a SQLite database but not a graphmem store "
+                f"(it has tables {sorted(tables)[:5]}); refusing to modify it"
+            )
+        self._conn = conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self._vectors.clear()
+
+    def migrate(self) -> list[str]:
+        applied: list[str] = []
+        with self._lock:
+            conn = self.conn
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS graphmem_migrations ("
+                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"
+            )
+            done = {row[0] for row in conn.execute("SELECT version FROM graphmem_migrations")}
+            newest = max(version for version, _, _ in MIGRATIONS)
+            if done and max(done) > newest:
+                raise SchemaError(
+                    f"{self.path} was written by a newer graphmem (schema v{max(done)}, "
+                    f"this one knows v{newest}); upgrade graphmem"
+                )
+            for version, name, sql in MIGRATIONS:
+                if version in done:
+                    continue
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    for statement in _split_sql(sql):
+                        conn.execute(statement)
+                    conn.execute(
+                        "INSERT INTO graphmem_migrations VALUES (?, ?, ?)",
+                        (version, name, to_ms(utcnow())),
+                    )
+                    conn.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    conn.execute("ROLLBACK")
+                    raise SchemaError(f"migration {version} ({name}) failed: {exc}") from exc
+                applied.append(f"{version}: {name}")
+        return applied
+
+    def migration_status(self) -> list[MigrationInfo]:
+        with self._lock:
+            try:
+                rows = dict(
+                    self.conn.execute("SELECT version, applied_at FROM graphmem_migrations")
+                )
+            except sqlite3.OperationalError:
+                rows = {}
+        return [MigrationInfo(v, name, rows.get(v)) for v, name, _ in MIGRATIONS]
+
+    def check_schema(self) -> None:
+        pending = [m for m in self.migration_status() if m.applied_at is None]
+        if pending:
+            raise SchemaError(
+                f"{self.path} needs migrations {[m.version for m in pending]}; "
+                "run `graphmem db migrate`"
+            )
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._one("SELECT value FROM graphmem_meta WHERE key = ?", (key,))
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self._execute(
+                "INSERT INTO graphmem_meta VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # ------------------------------------------------------------------ helpers
+    def _execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
+        try:
+            return self.conn.execute(sql, params)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"SQLite error on {self.path}: {exc}") from exc
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        with self._lock:
+            return self._execute(sql, params).fetchone()
+
+    def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._execute(sql, params).fetchall()
+
+    # ------------------------------------------------------------------ episodes
+    def insert_episode(self, episode: EpisodeRow) -> tuple[EpisodeRow, bool]:
+        with self._lock:
+            cur = self._execute(
+                "INSERT OR IGNORE INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    episode.id,
+                    episode.group_id,
+                    episode.source,
+                    episode.kind,
+                    episode.content,
+                    episode.reference_time,
+                    episode.ingested_at,
+                    episode.content_hash,
+                    episode.status,
+                    episode.extractor,
+                    episode.error,
+                    json.dumps(episode.metadata, ensure_ascii=False, default=str),
+                ),
+            )
+            created = cur.rowcount == 1
+            if created:
+                self._writes += 1
+            stored = self.get_episode(episode.id)
+        assert stored is not None
+        return stored, created
+
+    def set_episode_status(
+        self, episode_id: str, status: str, extractor: str | None, error: str | None
+    ) -> None:
+        with self._lock:
+            self._execute(
+                "UPDATE episodes SET status = ?, extractor = ?, error = ? WHERE id = ?",
+                (status, extractor, error, episode_id),
+            )
+
+    def get_episode(self, episode_id: str) -> EpisodeRow | None:
+        row = self._one("SELECT * FROM episodes WHERE id = ?", (episode_id,))
+        return None if row is None else _episode_row(row)
+
+    def episodes(self, episode_ids: Sequence[str]) -> list[EpisodeRecord]:
+        found: dict[str, EpisodeRow] = {}
+        for chunk in _chunks(list(dict.fromkeys(episode_ids))):
+            for row in self._all(f"SELECT * FROM episodes WHERE id IN ({_marks(len(chunk))})", chunk):
+                ep = _episode_row(row)
+                found[ep.id] = ep
+        return [_episode_record(found[i]) for i in episode_ids if i in found]
+
+    def episodes_by_status(self, group_id: str | None, statuses: Sequence[str]) -> list[EpisodeRow]:
+        sql = f"SELECT * FROM episodes WHERE status IN ({_marks(len(statuses))})"
+        params: list[Any] = list(statuses)
+        if group_id is not None:
+            sql += " AND group_id = ?"
+            params.append(group_id)
+        sql += " ORDER BY reference_time, rowid"
+        return [_episode_row(r) for r in self._all(sql, params)]
+
+    def recent_episodes(
+        self, group_id: str, source: str | None, before: int, limit: int
+    ) -> list[EpisodeRow]:
+        rows = self._all(
+            "SELECT * FROM episodes WHERE group_id = ? AND source IS ? AND reference_time <= ? "
+            "ORDER BY reference_time DESC, rowid DESC LIMIT ?",
+            (group_id, source, before, limit),
+        )
+        return [_episode_row(r) for r in reversed(rows)]
+
+    # ------------------------------------------------------------------ the write unit
+    def write(self, work: Callable[[StoreReader], WritePlan]) -> WritePlan:
+        with self._lock:
+            conn = self.conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"could not start a write on {self.path}: {exc}") from exc
+            try:
+                plan = work(_Reader(conn))
+                self._apply(conn, plan)
+                conn.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                conn.execute("ROLLBACK")
+                raise StoreError(f"write failed on {self.path}: {exc}") from exc
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            self._writes += 1
+            if plan.delete_fact_ids or plan.delete_entity_ids:
+                self._vectors.clear()
+            return plan
+
+    def _apply(self, conn: sqlite3.Connection, plan: WritePlan) -> None:
+        # Deletions first (forget), then inserts and updates.
+        for chunk in _chunks(plan.delete_fact_ids):
+            marks = _marks(len(chunk))
+            conn.execute(f"DELETE FROM fact_links WHERE src IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM fact_links WHERE dst IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM fact_episodes WHERE fact_id IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM facts WHERE id IN ({marks})", chunk)
+        for chunk in _chunks(plan.delete_episode_ids):
+            marks = _marks(len(chunk))
+            conn.execute(f"DELETE FROM fact_episodes WHERE episode_id IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM mentions WHERE episode_id IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM episodes WHERE id IN ({marks})", chunk)
+        for chunk in _chunks(plan.delete_entity_ids):
+            _delete_entities(conn, chunk)
+        if plan.entities_new:
+            conn.executemany(
+                "INSERT INTO entities VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+                "ON CONFLICT(group_id, key, type) DO NOTHING",
+                [
+                    (
+                        e.id,
+                        e.group_id,
+                        e.name,
+                        e.key,
+                        e.type,
+                        json.dumps(e.aliases, ensure_ascii=False),
+                        _search_text(e.name, e.aliases),
+                        e.summary,
+                        to_blob(e.embedding),
+                        e.created_at,
+                        json.dumps(e.attributes, ensure_ascii=False, default=str),
+                    )
+                    for e in plan.entities_new
+                ],
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO entity_aliases VALUES (?,?,?)",
+                [
+                    (e.group_id, alias_key, e.id)
+                    for e in plan.entities_new
+                    for alias_key in _alias_keys(e.aliases)
+                ],
+            )
+        for entity_id, aliases in plan.entity_aliases.items():
+            row = conn.execute(
+                "SELECT group_id, name FROM entities WHERE id = ?", (entity_id,)
+            ).fetchone()
+            if row is None:
+                continue
+            conn.execute(
+                "UPDATE entities SET aliases = ?, search_text = ? WHERE id = ?",
+                (json.dumps(aliases, ensure_ascii=False), _search_text(row[1], aliases), entity_id),
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO entity_aliases VALUES (?,?,?)",
+                [(row[0], k, entity_id) for k in _alias_keys(aliases)],
+            )
+        if plan.facts_new:
+            conn.executemany(
+                "INSERT INTO facts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        f.id,
+                        f.group_id,
+                        f.subject_id,
+                        f.predicate,
+                        f.object_id,
+                        f.value_json,
+                        f.statement,
+                        to_blob(f.embedding),
+                        f.valid_from,
+                        f.valid_to,
+                        f.recorded_at,
+                        f.expired_at,
+                        f.ended_at,
+                        f.end_reason,
+                        f.confidence,
+                        f.decided_by,
+                    )
+                    for f in plan.facts_new
+                ],
+            )
+        if plan.facts_update:
+            conn.executemany(
+                "UPDATE facts SET valid_from = ?, valid_to = ?, expired_at = ?, ended_at = ?, "
+                "end_reason = ?, confidence = ? WHERE id = ?",
+                [
+                    (u.valid_from, u.valid_to, u.expired_at, u.ended_at, u.end_reason,
+                     u.confidence, u.id)
+                    for u in plan.facts_update
+                ],
+            )
+        if plan.provenance:
+            conn.executemany("INSERT OR IGNORE INTO fact_episodes VALUES (?,?,?)", plan.provenance)
+        if plan.links_remove:
+            conn.executemany(
+                "DELETE FROM fact_links WHERE kind = ? AND src = ? AND dst = ?", plan.links_remove
+            )
+        if plan.links_add:
+            conn.executemany(
+                "INSERT INTO fact_links VALUES (?,?,?,?,?,?) ON CONFLICT(kind, src, dst) DO UPDATE "
+                "SET reason = excluded.reason, decided_by = excluded.decided_by, "
+                "decided_at = excluded.decided_at",
+                [(lk.kind, lk.src, lk.dst, lk.reason, lk.decided_by, lk.decided_at)
+                 for lk in plan.links_add],
+            )
+        if plan.mentions:
+            conn.executemany("INSERT OR IGNORE INTO mentions VALUES (?,?)", plan.mentions)
+        if plan.prune_entity_ids:
+            orphans: list[str] = []
+            for entity_id in dict.fromkeys(plan.prune_entity_ids):
+                used = conn.execute(
+                    "SELECT 1 FROM facts WHERE subject_id = ?1 OR object_id = ?1 "
+                    "UNION ALL SELECT 1 FROM mentions WHERE entity_id = ?1 LIMIT 1",
+                    (entity_id,),
+                ).fetchone()
+                if used is None:
+                    orphans.append(entity_id)
+            for chunk in _chunks(orphans):
+                _delete_entities(conn, chunk)
+            if orphans and plan.audit is not None:
+                plan.audit["entities_removed"] = plan.audit.get("entities_removed", 0) + len(
+                    orphans
+                )
+        if plan.episode_id is not None and plan.episode_status is not None:
+            status, extractor, error = plan.episode_status
+            conn.execute(
+                "UPDATE episodes SET status = ?, extractor = ?, error = ? WHERE id = ?",
+                (status, extractor, error, plan.episode_id),
+            )
+        if plan.audit is not None:
+            audit = dict(plan.audit)
+            audit_id = make_id("audit", json.dumps(audit, sort_keys=True, default=str))
+            audit["id"] = audit_id
+            plan.audit["id"] = audit_id
+            conn.execute(
+                "INSERT OR REPLACE INTO audit_log VALUES (?,?,?,?,?)",
+                (
+                    audit_id,
+                    int(audit.get("at", to_ms(utcnow()))),
+                    str(audit.get("group_id", "")),
+                    str(audit.get("action", "")),
+                    json.dumps(audit, ensure_ascii=False, default=str),
+                ),
+            )
+
+    # ------------------------------------------------------------------ search
+    def _sync_vectors(self) -> None:
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._data_version:
+            # Another connection committed: deletions may have happened there.
+            epoch = self.get_meta("vector_epoch") or ""
+            for key in list(self._vectors):
+                if self._vectors[key].epoch != epoch:
+                    del self._vectors[key]
+            self._data_version = version
+
+    def _matrix(self, table: str, group_id: str, dim: int) -> VectorMatrix:
+        key = (table, group_id)
+        cache = self._vectors.get(key)
+        if cache is None or cache.dim != dim:
+            cache = VectorMatrix(dim=dim, epoch=self.get_meta("vector_epoch") or "")
+            self._vectors[key] = cache
+        rows = self._execute(
+            f"SELECT rowid, id, embedding FROM {table} WHERE group_id = ? AND rowid > ? "
+            "AND embedding IS NOT NULL ORDER BY rowid",
+            (group_id, cache.high_rowid),
+        ).fetchall()
+        cache.append([(r[0], r[1], r[2]) for r in rows if len(r[2]) == dim * 4])
+        return cache
+
+    def vector_facts(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
+        with self._lock:
+            self._sync_vectors()
+            return self._matrix("facts", group_id, vector.shape[0]).search(vector, n)
+
+    def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
+        with self._lock:
+            self._sync_vectors()
+            return self._matrix("entities", group_id, vector.shape[0]).search(vector, n)
+
+    def _text(self, table: str, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
+        match = fts_query(query)
+        if match is None:
+            return []
+        rows = self._all(
+            f"SELECT t.id, -bm25({table}_fts) FROM {table}_fts "
+            f"JOIN {table} t ON t.rowid = {table}_fts.rowid "
+            f"WHERE {table}_fts MATCH ? AND t.group_id = ? ORDER BY bm25({table}_fts) LIMIT ?",
+            (match, group_id, n),
+        )
+        return [(r[0], float(r[1])) for r in rows]
+
+    def text_facts(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
+        return self._text("facts", group_id, query, n)
+
+    def text_entities(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
+        return self._text("entities", group_id, query, n)
+
+    def text_episodes(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
+        return self._text("episodes", group_id, query, n)
+
+    def find_entities(self, group_id: str, keys: Sequence[str]) -> list[EntityRecord]:
+        with self._lock:
+            rows = _Reader(self.conn).entities_by_keys(group_id, keys)
+        return [
+            EntityRecord(id=r.id, name=r.name, type=r.type, aliases=r.aliases, summary=r.summary)
+            for r in rows
+        ]
+
+    def find_entities_by_ids(
+        self, group_id: str, entity_ids: Sequence[str]
+    ) -> list[EntityRecord]:
+        out: list[EntityRecord] = []
+        for chunk in _chunks(list(dict.fromkeys(entity_ids))):
+            rows = self._all(
+                f"SELECT * FROM entities WHERE group_id = ? AND id IN ({_marks(len(chunk))})",
+                [group_id, *chunk],
+            )
+            out.extend(
+                EntityRecord(id=r["id"], name=r["name"], type=r["type"],
+                             aliases=json.loads(r["aliases"]), summary=r["summary"])
+                for r in rows
+            )
+        return out
+
+    def expand(
+        self, group_id: str, entity_ids: Sequence[str], hops: int, view: TimeView, limit: int
+    ) -> list[tuple[str, int, str]]:
+        found: dict[str, tuple[int, str]] = {}
+        frontier: dict[str, str] = {e: e for e in entity_ids}  # entity -> seed it came from
+        seen_entities = set(frontier)
+        params = {"at": view.at, "known": view.known, "g": group_id}
+        for hop in range(1, max(hops, 0) + 1):
+            if not frontier or len(found) >= limit:
+                break
+            next_frontier: dict[str, str] = {}
+            ids = list(frontier)
+            for chunk in _chunks(ids, 400):
+                names = {f"e{i}": v for i, v in enumerate(chunk)}
+                marks = ",".join(f":{k}" for k in names)
+                rows = self._all(
+                    f"SELECT f.id, f.subject_id, f.object_id FROM facts f "
+                    f"WHERE f.group_id = :g AND (f.subject_id IN ({marks}) "
+                    f"OR f.object_id IN ({marks})) AND {_VIEW_SQL} "
+                    f"ORDER BY f.valid_from DESC LIMIT :lim",
+                    {**params, **names, "lim": limit},
+                )
+                for fact_id, subject_id, object_id in rows:
+                    via = frontier.get(subject_id) or frontier.get(object_id or "") or ""
+                    if fact_id not in found:
+                        found[fact_id] = (hop, via)
+                    for other in (subject_id, object_id):
+                        if other and other not in seen_entities:
+                            seen_entities.add(other)
+                            next_frontier[other] = via
+            frontier = next_frontier
+        return [(fid, hop, via) for fid, (hop, via) in found.items()][:limit]
+
+    # ------------------------------------------------------------------ fact reads
+    def fact_records(
+        self, fact_ids: Sequence[str], view: TimeView | None = None
+    ) -> list[FactRecord]:
+        wanted = list(dict.fromkeys(fact_ids))
+        found: dict[str, FactRecord] = {}
+        for chunk in _chunks(wanted, 400):
+            names = {f"i{i}": v for i, v in enumerate(chunk)}
+            sql = _FACT_SELECT + f" WHERE f.id IN ({','.join(':' + k for k in names)})"
+            params: dict[str, Any] = dict(names)
+            if view is not None:
+                sql += f" AND {_VIEW_SQL}"
+                params.update(at=view.at, known=view.known)
+            for row in self._all(sql, params):
+                record = _fact_record(row, view)
+                found[record.id] = record
+        return [found[i] for i in wanted if i in found]
+
+    def links(self, fact_ids: Sequence[str]) -> list[LinkRow]:
+        out: dict[tuple[str, str, str], LinkRow] = {}
+        for chunk in _chunks(list(dict.fromkeys(fact_ids)), 400):
+            marks = _marks(len(chunk))
+            for row in self._all(
+                f"SELECT * FROM fact_links WHERE src IN ({marks}) "
+                f"UNION SELECT * FROM fact_links WHERE dst IN ({marks})",
+                [*chunk, *chunk],
+            ):
+                link = LinkRow(row[0], row[1], row[2], row[3], row[4], row[5])
+                out[(link.kind, link.src, link.dst)] = link
+        return list(out.values())
+
+    def list_facts(
+        self,
+        group_id: str,
+        *,
+        entity_ids: Sequence[str] | None = None,
+        predicate: str | None = None,
+        view: TimeView | None = None,
+        subject_only: bool = False,
+    ) -> list[FactRecord]:
+        sql = _FACT_SELECT + " WHERE f.group_id = :g"
+        params: dict[str, Any] = {"g": group_id}
+        if entity_ids is not None:
+            if not entity_ids:
+                return []
+            names = {f"e{i}": v for i, v in enumerate(entity_ids[:400])}
+            marks = ",".join(":" + k for k in names)
+            params.update(names)
+            if subject_only:
+                sql += f" AND f.subject_id IN ({marks})"
+            else:
+                sql += f" AND (f.subject_id IN ({marks}) OR f.object_id IN ({marks}))"
+        if predicate is not None:
+            sql += " AND f.predicate = :p"
+            params["p"] = predicate
+        if view is not None:
+            sql += f" AND {_VIEW_SQL}"
+            params.update(at=view.at, known=view.known)
+        sql += " ORDER BY f.valid_from, f.recorded_at, f.rowid"
+        return [_fact_record(row, view) for row in self._all(sql, params)]
+
+    def facts_with_values(
+        self, group_id: str, predicates: Sequence[str], view: TimeView
+    ) -> dict[str, dict[str, Any]]:
+        if not predicates:
+            return {}
+        names = {f"p{i}": v for i, v in enumerate(predicates)}
+        rows = self._all(
+            f"SELECT f.subject_id, f.predicate, f.value_json FROM facts f WHERE f.group_id = :g "
+            f"AND f.predicate IN ({','.join(':' + k for k in names)}) "
+            f"AND f.value_json IS NOT NULL AND {_VIEW_SQL}",
+            {"g": group_id, "at": view.at, "known": view.known, **names},
+        )
+        out: dict[str, dict[str, Any]] = {}
+        for subject_id, predicate, raw in rows:
+            values = out.setdefault(subject_id, {}).setdefault(predicate, [])
+            values.append(json.loads(raw))
+        return out
+
+    # ------------------------------------------------------------------ stats, export, import
+    def stats(self, group_id: str | None) -> dict[str, Any]:
+        where, params = ("WHERE group_id = ?", [group_id]) if group_id is not None else ("", [])
+        now = to_ms(utcnow())
+
+        def count(sql: str, extra: Sequence[Any] = ()) -> int:
+            return int(self._one(sql, [*params, *extra])[0])
+
+        and_ = "AND" if where else "WHERE"
+        facts_where = where.replace("group_id", "f.group_id")
+        facts_and = "AND" if facts_where else "WHERE"
+        return {
+            "store": self.url,
+            "group_id": group_id,
+            "episodes": count(f"SELECT count(*) FROM episodes {where}"),
+            "episodes_failed": count(f"SELECT count(*) FROM episodes {where} {and_} status = ?",
+                                     ["failed"]),
+            "episodes_pending": count(f"SELECT count(*) FROM episodes {where} {and_} status = ?",
+                                      ["pending"]),
+            "entities": count(f"SELECT count(*) FROM entities {where}"),
+            "facts": count(f"SELECT count(*) FROM facts {where}"),
+            "facts_current": count(
+                f"SELECT count(*) FROM facts {where} {and_} expired_at IS NULL "
+                "AND (valid_to IS NULL OR valid_to > ?)",
+                [now],
+            ),
+            "facts_expired": count(
+                f"SELECT count(*) FROM facts {where} {and_} expired_at IS NOT NULL"
+            ),
+            "supersedes_links": count(
+                f"SELECT count(*) FROM fact_links l JOIN facts f ON f.id = l.src {facts_where} "
+                f"{facts_and} l.kind = 'SUPERSEDES'"
+            ),
+            "contradicts_links": count(
+                f"SELECT count(*) FROM fact_links l JOIN facts f ON f.id = l.src {facts_where} "
+                f"{facts_and} l.kind = 'CONTRADICTS'"
+            ),
+            "groups": [r[0] for r in self._all("SELECT DISTINCT group_id FROM episodes ORDER BY 1")]
+            if group_id is None
+            else [group_id],
+            "embedder": self.get_meta("embedder"),
+        }
+
+    def table_counts(self, group_id: str | None = None) -> dict[str, int]:
+        """Row counts per table, FTS tables included (for residue checks after forget)."""
+        out: dict[str, int] = {}
+        for table in (
+            "episodes", "entities", "entity_aliases", "facts", "fact_episodes", "fact_links",
+            "mentions", "facts_fts", "entities_fts", "episodes_fts",
+        ):
+            out[table] = int(self._one(f"SELECT count(*) FROM {table}")[0])
+        out["fact_vectors"] = int(
+            self._one("SELECT count(*) FROM facts WHERE embedding IS NOT NULL")[0]
+        )
+        return out
+
+    def export_rows(self, group_id: str | None) -> Iterator[dict[str, Any]]:
+        where, params = ("WHERE group_id = ?", [group_id]) if group_id is not None else ("", [])
+        for row in self._all(f"SELECT * FROM episodes {where} ORDER BY rowid", params):
+            ep = _episode_row(row)
+            yield {"type": "episode", **_episode_export(ep)}
+        for row in self._all(f"SELECT * FROM entities {where} ORDER BY rowid", params):
+            yield {
+                "type": "entity",
+                "id": row["id"],
+                "group_id": row["group_id"],
+                "name": row["name"],
+                "key": row["key"],
+                "entity_type": row["type"],
+                "aliases": json.loads(row["aliases"]),
+                "summary": row["summary"],
+                "embedding": _b64(row["embedding"]),
+                "created_at": _iso(row["created_at"]),
+                "attributes": json.loads(row["attributes"]),
+            }
+        fact_ids: list[str] = []
+        for row in self._all(f"SELECT * FROM facts {where} ORDER BY rowid", params):
+            fact_ids.append(row["id"])
+            yield {
+                "type": "fact",
+                "id": row["id"],
+                "group_id": row["group_id"],
+                "subject_id": row["subject_id"],
+                "predicate": row["predicate"],
+                "object_id": row["object_id"],
+                "value": None if row["value_json"] is None else json.loads(row["value_json"]),
+                "statement": row["statement"],
+                "embedding": _b64(row["embedding"]),
+                "valid_from": _iso(row["valid_from"]),
+                "valid_to": _iso(row["valid_to"]),
+                "recorded_at": _iso(row["recorded_at"]),
+                "expired_at": _iso(row["expired_at"]),
+                "ended_at": _iso(row["ended_at"]),
+                "end_reason": row["end_reason"],
+                "confidence": row["confidence"],
+                "decided_by": row["decided_by"],
+            }
+        join = "JOIN facts f ON f.id = x.fact_id" if group_id is not None else ""
+        fwhere = "WHERE f.group_id = ?" if group_id is not None else ""
+        for row in self._all(
+            f"SELECT x.* FROM fact_episodes x {join} {fwhere} ORDER BY x.rowid", params
+        ):
+            yield {"type": "provenance", "fact_id": row[0], "episode_id": row[1], "span": row[2]}
+        join = "JOIN facts f ON f.id = x.src" if group_id is not None else ""
+        for row in self._all(
+            f"SELECT x.* FROM fact_links x {join} {fwhere} ORDER BY x.rowid", params
+        ):
+            yield {
+                "type": "link",
+                "kind": row[0],
+                "src": row[1],
+                "dst": row[2],
+                "reason": row[3],
+                "decided_by": row[4],
+                "decided_at": _iso(row[5]),
+            }
+        join = "JOIN episodes f ON f.id = x.episode_id" if group_id is not None else ""
+        for row in self._all(f"SELECT x.* FROM mentions x {join} {fwhere} ORDER BY x.rowid",
+                             params):
+            yield {"type": "mention", "episode_id": row[0], "entity_id": row[1]}
+
+    def import_rows(self, rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+        plan = plan_from_export(rows)
+        counts = {
+            "episodes": 0,
+            "entities": len(plan.entities_new),
+            "facts": len(plan.facts_new),
+            "links": len(plan.links_add),
+        }
+        episodes = [r for r in rows if r.get("type") == "episode"]
+
+        def work(reader: StoreReader) -> WritePlan:
+            for r in episodes:
+                ep = episode_from_export(r)
+                if reader.get_episode(ep.id) is None:
+                    self.conn.execute(
+                        "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (ep.id, ep.group_id, ep.source, ep.kind, ep.content, ep.reference_time,
+                         ep.ingested_at, ep.content_hash, ep.status, ep.extractor, ep.error,
+                         json.dumps(ep.metadata, ensure_ascii=False, default=str)),
+                    )
+                    counts["episodes"] += 1
+            existing = {
+                r[0]
+                for chunk in _chunks([f.id for f in plan.facts_new])
+                for r in self.conn.execute(
+                    f"SELECT id FROM facts WHERE id IN ({_marks(len(chunk))})", chunk
+                )
+            }
+            plan.facts_new = [f for f in plan.facts_new if f.id not in existing]
+            counts["facts"] = len(plan.facts_new)
+            return plan
+
+        self.write(work)
+        return counts
+
+
+# ---------------------------------------------------------------------- the in-transaction reader
+class _Reader:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def get_episode(self, episode_id: str) -> EpisodeRow | None:
+        row = self.conn.execute("SELECT * FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return None if row is None else _episode_row(row)
+
+    def entities_by_keys(self, group_id: str, keys: Sequence[str]) -> list[EntityRow]:
+        out: dict[str, EntityRow] = {}
+        unique = list(dict.fromkeys(keys))
+        for chunk in _chunks(unique, 400):
+            marks = _marks(len(chunk))
+            rows = self.conn.execute(
+                f"SELECT * FROM entities WHERE group_id = ? AND key IN ({marks}) "
+                f"UNION SELECT e.* FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
+                f"WHERE a.group_id = ? AND a.alias_key IN ({marks})",
+                [group_id, *chunk, group_id, *chunk],
+            ).fetchall()
+            for row in rows:
+                out[row["id"]] = _entity_row(row)
+        return sorted(out.values(), key=lambda e: e.created_at)
+
+    def timelines(
+        self, group_id: str, pairs: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], Timeline]:
+        result: dict[tuple[str, str], Timeline] = {pair: Timeline() for pair in pairs}
+        ids: list[str] = []
+        for subject_id, predicate in dict.fromkeys(pairs):
+            rows = self.conn.execute(
+                "SELECT * FROM facts WHERE group_id = ? AND subject_id = ? AND predicate = ? "
+                "AND expired_at IS NULL ORDER BY valid_from, recorded_at, rowid",
+                (group_id, subject_id, predicate),
+            ).fetchall()
+            facts = [_fact_row(r) for r in rows]
+            result[(subject_id, predicate)].facts = facts
+            ids.extend(f.id for f in facts)
+        if ids:
+            owner = {f.id: pair for pair, tl in result.items() for f in tl.facts}
+            for chunk in _chunks(ids, 400):
+                marks = _marks(len(chunk))
+                for row in self.conn.execute(
+                    f"SELECT * FROM fact_links WHERE src IN ({marks}) "
+                    f"UNION SELECT * FROM fact_links WHERE dst IN ({marks})",
+                    [*chunk, *chunk],
+                ):
+                    link = LinkRow(row[0], row[1], row[2], row[3], row[4], row[5])
+                    pair = owner.get(link.src) or owner.get(link.dst)
+                    if pair is not None and link not in result[pair].links:
+                        result[pair].links.append(link)
+        return result
+
+    def facts_by_ids(self, fact_ids: Sequence[str]) -> list[FactRow]:
+        out: list[FactRow] = []
+        for chunk in _chunks(list(fact_ids)):
+            rows = self.conn.execute(
+                f"SELECT * FROM facts WHERE id IN ({_marks(len(chunk))})", chunk
+            ).fetchall()
+            out.extend(_fact_row(r) for r in rows)
+        return out
+
+    def episode_fact_ids(self, episode_ids: Sequence[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for chunk in _chunks(list(episode_ids)):
+            rows = self.conn.execute(
+                "SELECT fe.fact_id, (SELECT count(*) FROM fact_episodes x "
+                "WHERE x.fact_id = fe.fact_id) FROM fact_episodes fe "
+                f"WHERE fe.episode_id IN ({_marks(len(chunk))})",
+                chunk,
+            ).fetchall()
+            out.update({r[0]: int(r[1]) for r in rows})
+        return out
+
+    def entity_fact_ids(self, entity_id: str) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT id FROM facts WHERE subject_id = ?1 OR object_id = ?1", (entity_id,)
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def group_episode_ids(self, group_id: str) -> list[str]:
+        rows = self.conn.execute("SELECT id FROM episodes WHERE group_id = ?", (group_id,))
+        return [r[0] for r in rows]
+
+    def group_fact_ids(self, group_id: str) -> list[str]:
+        rows = self.conn.execute("SELECT id FROM facts WHERE group_id = ?", (group_id,))
+        return [r[0] for r in rows]
+
+    def group_entity_ids(self, group_id: str) -> list[str]:
+        rows = self.conn.execute("SELECT id FROM entities WHERE group_id = ?", (group_id,))
+        return [r[0] for r in rows]
+
+    def episode_entity_ids(self, episode_ids: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for chunk in _chunks(list(episode_ids)):
+            rows = self.conn.execute(
+                f"SELECT entity_id FROM mentions WHERE episode_id IN ({_marks(len(chunk))})",
+                chunk,
+            ).fetchall()
+            out.extend(r[0] for r in rows)
+        return out
+
+
+# ---------------------------------------------------------------------- row conversion
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements; trigger bodies keep their inner semicolons."""
+    statements: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements
+
+
+def _delete_entities(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
+    marks = _marks(len(ids))
+    conn.execute(f"DELETE FROM entity_aliases WHERE entity_id IN ({marks})", ids)
+    conn.execute(f"DELETE FROM mentions WHERE entity_id IN ({marks})", ids)
+    conn.execute(f"DELETE FROM entities WHERE id IN ({marks})", ids)
+
+
+def _alias_keys(aliases: Sequence[str]) -> list[str]:
+    from .._ids import entity_key
+
+    return list(dict.fromkeys(entity_key(a) for a in aliases if a.strip()))
+
+
+def _search_text(name: str, aliases: Sequence[str]) -> str:
+    return " ".join([name, *aliases])
+
+
+def _episode_row(row: sqlite3.Row | tuple[Any, ...]) -> EpisodeRow:
+    return EpisodeRow(
+        id=row[0],
+        group_id=row[1],
+        source=row[2],
+        kind=row[3],
+        content=row[4],
+        reference_time=row[5],
+        ingested_at=row[6],
+        content_hash=row[7],
+        status=row[8],
+        extractor=row[9],
+        error=row[10],
+        metadata=json.loads(row[11] or "{}"),
+    )
+
+
+def _episode_record(ep: EpisodeRow) -> EpisodeRecord:
+    return EpisodeRecord(
+        id=ep.id,
+        group_id=ep.group_id,
+        source=ep.source,
+        kind=ep.kind,  # type: ignore[arg-type]
+        content=ep.content,
+        reference_time=from_ms(ep.reference_time),
+        ingested_at=from_ms(ep.ingested_at),
+        content_hash=ep.content_hash,
+        status=ep.status,  # type: ignore[arg-type]
+        extractor=ep.extractor,
+        error=ep.error,
+        metadata=ep.metadata,
+    )
+
+
+def _entity_row(row: sqlite3.Row) -> EntityRow:
+    return EntityRow(
+        id=row["id"],
+        group_id=row["group_id"],
+        name=row["name"],
+        key=row["key"],
+        type=row["type"],
+        aliases=json.loads(row["aliases"]),
+        summary=row["summary"],
+        embedding=from_blob(row["embedding"]),
+        created_at=row["created_at"],
+        attributes=json.loads(row["attributes"]),
+    )
+
+
+def _fact_row(row: sqlite3.Row) -> FactRow:
+    return FactRow(
+        id=row["id"],
+        group_id=row["group_id"],
+        subject_id=row["subject_id"],
+        predicate=row["predicate"],
+        object_id=row["object_id"],
+        value_json=row["value_json"],
+        statement=row["statement"],
+        valid_from=row["valid_from"],
+        valid_to=row["valid_to"],
+        recorded_at=row["recorded_at"],
+        expired_at=row["expired_at"],
+        ended_at=row["ended_at"],
+        end_reason=row["end_reason"],
+        confidence=row["confidence"],
+        decided_by=row["decided_by"],
+        embedding=from_blob(row["embedding"]),
+    )
+
+
+def _fact_record(row: sqlite3.Row, view: TimeView | None) -> FactRecord:
+    valid_to = row["valid_to"]
+    ended_at = row["ended_at"]
+    if view is not None and valid_to is not None and ended_at is not None and ended_at > view.known:
+        valid_to = None  # not yet known at `known`
+    superseded_by = reason = None
+    if row["superseded"]:
+        superseded_by, _, reason = str(row["superseded"]).partition("|")
+    if reason is None and row["end_reason"]:
+        reason = row["end_reason"]
+    raw = row["value_json"]
+    return FactRecord(
+        id=row["id"],
+        statement=row["statement"],
+        subject=row["subject_name"],
+        predicate=row["predicate"],
+        object=row["object_name"],
+        value=None if raw is None else json.loads(raw),
+        valid_from=from_ms(row["valid_from"]),
+        valid_to=None if valid_to is None else from_ms(valid_to),
+        recorded_at=from_ms(row["recorded_at"]),
+        expired_at=None if row["expired_at"] is None else from_ms(row["expired_at"]),
+        confidence=row["confidence"],
+        superseded_by=superseded_by,
+        reason=reason,
+        episode_ids=sorted((row["episode_ids"] or "").split(",")) if row["episode_ids"] else [],
+        group_id=row["group_id"],
+        subject_id=row["subject_id"],
+        object_id=row["object_id"],
+        decided_by=row["decided_by"],
+    )
+
+
+# ---------------------------------------------------------------------- export format
+def _iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return from_ms(ms).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _ms(text: str | None) -> int | None:
+    if text is None:
+        return None
+    from .._time import parse_datetime
+
+    return to_ms(parse_datetime(text, "export time"))
+
+
+def _b64(blob: bytes | None) -> str | None:
+    return None if blob is None else base64.b64encode(blob).decode("ascii")
+
+
+def _unb64(text: str | None) -> Vector | None:
+    if text is None:
+        return None
+    return np.frombuffer(base64.b64decode(text), dtype=np.float32)
+
+
+def _episode_export(ep: EpisodeRow) -> dict[str, Any]:
+    return {
+        "id": ep.id,
+        "group_id": ep.group_id,
+        "source": ep.source,
+        "kind": ep.kind,
+        "content": ep.content,
+        "reference_time": _iso(ep.reference_time),
+        "ingested_at": _iso(ep.ingested_at),
+        "content_hash": ep.content_hash,
+        "status": ep.status,
+        "extractor": ep.extractor,
+        "error": ep.error,
+        "metadata": ep.metadata,
+    }
+
+
+def episode_from_export(r: dict[str, Any]) -> EpisodeRow:
+    return EpisodeRow(
+        id=r["id"],
+        group_id=r["group_id"],
+        source=r.get("source"),
+        kind=r["kind"],
+        content=r["content"],
+        reference_time=_ms(r["reference_time"]) or 0,
+        ingested_at=_ms(r["ingested_at"]) or 0,
+        content_hash=r["content_hash"],
+        status=r.get("status", "extracted"),
+        extractor=r.get("extractor"),
+        error=r.get("error"),
+        metadata=r.get("metadata") or {},
+    )
+
+
+def plan_from_export(rows: Sequence[dict[str, Any]]) -> WritePlan:
+    """The entities, facts, links, provenance and mentions of an export, as one plan."""
+    plan = WritePlan()
+    for r in rows:
+        kind = r.get("type")
+        if kind == "entity":
+            plan.entities_new.append(
+                EntityRow(
+                    id=r["id"],
+                    group_id=r["group_id"],
+                    name=r["name"],
+                    key=r["key"],
+                    type=r["entity_type"],
+                    aliases=list(r.get("aliases") or []),
+                    summary=r.get("summary"),
+                    embedding=_unb64(r.get("embedding")),
+                    created_at=_ms(r.get("created_at")) or 0,
+                    attributes=r.get("attributes") or {},
+                )
+            )
+        elif kind == "fact":
+            value = r.get("value")
+            plan.facts_new.append(
+                FactRow(
+                    id=r["id"],
+                    group_id=r["group_id"],
+                    subject_id=r["subject_id"],
+                    predicate=r["predicate"],
+                    object_id=r.get("object_id"),
+                    value_json=None if value is None else json.dumps(value, ensure_ascii=False),
+                    statement=r["statement"],
+                    valid_from=_ms(r["valid_from"]) or 0,
+                    valid_to=_ms(r.get("valid_to")),
+                    recorded_at=_ms(r["recorded_at"]) or 0,
+                    expired_at=_ms(r.get("expired_at")),
+                    ended_at=_ms(r.get("ended_at")),
+                    end_reason=r.get("end_reason"),
+                    confidence=float(r.get("confidence", 1.0)),
+                    decided_by=r.get("decided_by", "rule"),
+                    embedding=_unb64(r.get("embedding")),
+                )
+            )
+        elif kind == "provenance":
+            plan.provenance.append((r["fact_id"], r["episode_id"], r.get("span")))
+        elif kind == "link":
+            plan.links_add.append(
+                LinkRow(
+                    kind=r["kind"],
+                    src=r["src"],
+                    dst=r["dst"],
+                    reason=r["reason"],
+                    decided_by=r["decided_by"],
+                    decided_at=_ms(r["decided_at"]) or 0,
+                )
+            )
+        elif kind == "mention":
+            plan.mentions.append((r["episode_id"], r["entity_id"]))
+    return plan

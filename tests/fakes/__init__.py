@@ -1,0 +1,1 @@
+"""Test doubles for graphmem (local fake servers; nothing here touches the network)."""
