@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import version as _version
 
 from ._config import Settings
 from ._embed import Embedder, HashEmbedder, OpenAIEmbedder, SentenceTransformerEmbedder
@@ -46,15 +47,15 @@ from .extract import ExtractionContext, Extractor
 from .store import GraphStore, open_store
 
 try:
-    __version__ = version("graphmem")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = _version("graphmem")
+except _PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
     "BudgetExceededError",
     "ConfigError",
-    "EmbeddingMismatchError",
     "Embedder",
+    "EmbeddingMismatchError",
     "EntityRecord",
     "EpisodeRecord",
     "EpisodeRef",

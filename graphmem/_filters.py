@@ -14,7 +14,7 @@ from typing import Any
 from ._errors import FilterError, PredicateError
 from ._predicates import normalize_predicate
 
-__all__ = ["Condition", "parse_filters", "matches"]
+__all__ = ["Condition", "matches", "parse_filters"]
 
 _OPS = ("$eq", "$ne", "$lt", "$lte", "$gt", "$gte", "$in")
 
@@ -35,7 +35,9 @@ def parse_filters(filters: Mapping[str, Any] | None) -> list[Condition]:
     if filters is None:
         return []
     if not isinstance(filters, Mapping):
-        raise FilterError(f"filters must be a mapping of path to condition, got {type(filters).__name__}")
+        raise FilterError(
+            f"filters must be a mapping of path to condition, got {type(filters).__name__}"
+        )
     out: list[Condition] = []
     for raw_path, spec in filters.items():
         try:

@@ -101,9 +101,7 @@ def plan_forget_group(reader: StoreReader, group_id: str, now: int) -> WritePlan
     episodes = reader.group_episode_ids(group_id)
     facts = reader.group_fact_ids(group_id)
     entities = reader.group_entity_ids(group_id)
-    plan = WritePlan(
-        delete_episode_ids=episodes, delete_fact_ids=facts, delete_entity_ids=entities
-    )
+    plan = WritePlan(delete_episode_ids=episodes, delete_fact_ids=facts, delete_entity_ids=entities)
     plan.audit = {
         "action": "forget_group",
         "group_id": group_id,

@@ -64,7 +64,7 @@ def prepare_facts(
     skipped: list[str] = []
     for index, fact in enumerate(facts):
         try:
-            predicate = normalize_predicate(fact.predicate)
+            predicate = normalize_predicate(fact.predicate, lenient=not strict)
             if fact.object is None and fact.value is None and fact.kind == "assert":
                 raise InputError(f"fact {index}: needs an object or a value")
             if isinstance(fact.value, float) and fact.value != fact.value:
@@ -118,9 +118,7 @@ def build_plan(
     for pf in facts:
         requests.setdefault(pf.fact.subject, EntityRequest(pf.fact.subject, pf.fact.subject_type))
         if pf.fact.object is not None:
-            requests.setdefault(
-                pf.fact.object, EntityRequest(pf.fact.object, pf.fact.object_type)
-            )
+            requests.setdefault(pf.fact.object, EntityRequest(pf.fact.object, pf.fact.object_type))
     resolution = resolve_entities(reader, group_id, list(requests.values()), now)
 
     candidates: dict[tuple[str, str], list[Candidate]] = {}
@@ -132,10 +130,9 @@ def build_plan(
         raw_value = None if f.object is not None else f.value
         replaces_key: str | None = None
         if f.replaces:
-            replaced = [
-                e.id for e in resolution.new if e.key == entity_key(f.replaces)
-            ] or [
-                eid for name, eid in resolution.by_name.items()
+            replaced = [e.id for e in resolution.new if e.key == entity_key(f.replaces)] or [
+                eid
+                for name, eid in resolution.by_name.items()
                 if entity_key(name) == entity_key(f.replaces)
             ]
             replaces_key = value_key(replaced[0], None) if replaced else value_key(None, f.replaces)
@@ -183,9 +180,7 @@ def build_plan(
         )
         for cand in cands:
             outcome = state.apply(cand)
-            if outcome.status == "added":
-                result.facts_added += 1
-            elif outcome.status == "corrected":
+            if outcome.status == "added" or outcome.status == "corrected":
                 result.facts_added += 1
             elif outcome.status == "duplicate":
                 result.facts_duplicate += 1

@@ -5,6 +5,7 @@ It holds no temporal logic of its own (that is ``_reconcile``) and no SQL or Cyp
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -77,13 +78,15 @@ class GraphMemory:
         if store is None:
             store = self.settings.store
         self.store: GraphStore = (
-            store if isinstance(store, GraphStore) and not isinstance(store, str)
-            else open_store(store)  # type: ignore[arg-type]
+            store
+            if isinstance(store, GraphStore) and not isinstance(store, str)
+            else open_store(store)
         )
         self._embedder = embedder
         self.default_extractor = extractor if extractor is not None else "auto"
         self.predicates = (
-            predicates if isinstance(predicates, PredicateRegistry)
+            predicates
+            if isinstance(predicates, PredicateRegistry)
             else PredicateRegistry(predicates)
         )
         self._retrieval = retrieval
@@ -190,16 +193,26 @@ class GraphMemory:
         row = self._episode_row(content, group_id, source, kind, reference_time, metadata)
         return self._ingest(row, extractor)
 
-    def add_episodes(self, items: Iterable[Mapping[str, Any] | EpisodeRecord]) -> list[IngestResult]:
+    def add_episodes(
+        self, items: Iterable[Mapping[str, Any] | EpisodeRecord]
+    ) -> list[IngestResult]:
         """Bulk ingest. Every item is validated before anything is written."""
         rows: list[tuple[EpisodeRow, str | Extractor | None]] = []
         for index, item in enumerate(items):
             data = item.model_dump() if isinstance(item, EpisodeRecord) else dict(item)
             try:
-                allowed = {"content", "group_id", "source", "kind", "reference_time", "metadata",
-                           "extractor"}
-                unknown = set(data) - allowed - {"id", "ingested_at", "content_hash", "status",
-                                                 "error"}
+                allowed = {
+                    "content",
+                    "group_id",
+                    "source",
+                    "kind",
+                    "reference_time",
+                    "metadata",
+                    "extractor",
+                }
+                unknown = (
+                    set(data) - allowed - {"id", "ingested_at", "content_hash", "status", "error"}
+                )
                 if unknown:
                     raise InputError(f"unknown field(s) {sorted(unknown)}")
                 rows.append(
@@ -248,7 +261,9 @@ class GraphMemory:
         if object is None and value is None and not negated:
             raise InputError("add_fact needs an object or a value (or negated=True)")
         if value is not None and not isinstance(value, str | int | float | bool):
-            raise InputError(f"value must be a string, number or boolean, got {type(value).__name__}")
+            raise InputError(
+                f"value must be a string, number or boolean, got {type(value).__name__}"
+            )
         if negated and correction:
             raise InputError("a fact cannot be both negated and a correction")
         if not 0.0 <= float(confidence) <= 1.0:
@@ -261,9 +276,15 @@ class GraphMemory:
         text = statement or _fact_statement(subject, canon, target, negated)
         kind = "negate" if negated else "correct" if correction else "assert"
         digest = content_hash(
-            "fact", text, source or "", start.isoformat() if start else "",
-            end.isoformat() if end else "", str(negated), str(correction),
-            json.dumps(value), object or "",
+            "fact",
+            text,
+            source or "",
+            start.isoformat() if start else "",
+            end.isoformat() if end else "",
+            str(negated),
+            str(correction),
+            json.dumps(value),
+            object or "",
         )
         reference = start or utcnow()
         row = EpisodeRow(
@@ -283,16 +304,17 @@ class GraphMemory:
             object=object.strip() if object is not None else None,
             value=value,
             statement=text,
-            valid_from=reference,
+            valid_from=start,
             valid_to=end,
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,
             replaces=replaces,
             confidence=float(confidence),
         )
         return self._ingest(row, _Fixed(Extraction(facts=[fact])))
 
-    def reprocess(self, *, group_id: str | None = None,
-                  extractor: str | Extractor | None = None) -> list[IngestResult]:
+    def reprocess(
+        self, *, group_id: str | None = None, extractor: str | Extractor | None = None
+    ) -> list[IngestResult]:
         """Run extraction again for episodes left ``pending`` or ``failed``."""
         store = self._ready()
         rows = store.episodes_by_status(group_id, ["pending", "failed"])
@@ -402,10 +424,9 @@ class GraphMemory:
         try:
             store.write(work)
         except StoreError as exc:
-            try:
+            # If the store is gone the episode stays pending, and reprocess finds it.
+            with contextlib.suppress(GraphMemError):
                 store.set_episode_status(stored.id, "failed", chosen.name, str(exc))
-            except GraphMemError:
-                pass  # the store is gone; the episode stays pending and reprocess finds it
             raise
         result = outcome[-1]
         result.llm_calls = extraction.llm_calls
@@ -423,7 +444,9 @@ class GraphMemory:
         if extractor.needs_context:
             store = self.store
             previous = store.recent_episodes(
-                episode.group_id, episode.source, to_ms(episode.reference_time),
+                episode.group_id,
+                episode.source,
+                to_ms(episode.reference_time),
                 self.settings.context_episodes + 1,
             )
             context.previous = [_record(p) for p in previous if p.id != episode.id][
@@ -436,8 +459,10 @@ class GraphMemory:
                 k=self.settings.context_facts,
                 hops=1,
             )
-            context.facts = [FactRecord(**h.model_dump(include=set(FactRecord.model_fields)))
-                             for h in found.facts]
+            context.facts = [
+                FactRecord(**h.model_dump(include=set(FactRecord.model_fields)))
+                for h in found.facts
+            ]
         return context
 
     def _embed(self, prepared: Sequence[PreparedFact], entities: list[EntityRequest]) -> None:
@@ -446,7 +471,7 @@ class GraphMemory:
             names.setdefault(pf.fact.subject, EntityRequest(pf.fact.subject, pf.fact.subject_type))
             if pf.fact.object is not None:
                 names.setdefault(pf.fact.object, EntityRequest(pf.fact.object, pf.fact.object_type))
-        for name, req in names.items():
+        for req in names.values():
             if req not in entities:
                 entities.append(req)
         texts = [pf.statement for pf in prepared] + [e.name for e in entities]
@@ -488,8 +513,14 @@ class GraphMemory:
             raise InputError(f"hops must be 0, 1, 2 or 3, got {hops!r}")
         view = self._view(as_of, known_at)
         return self.retriever.search(
-            query, group_id=group_id, view=view, k=k, hops=hops, filters=filters,
-            as_of=require_aware(as_of, "as_of"), known_at=require_aware(known_at, "known_at"),
+            query,
+            group_id=group_id,
+            view=view,
+            k=k,
+            hops=hops,
+            filters=filters,
+            as_of=require_aware(as_of, "as_of"),
+            known_at=require_aware(known_at, "known_at"),
         )
 
     def _entity_ids(self, group_id: str, entity: str) -> list[str]:
@@ -507,12 +538,16 @@ class GraphMemory:
         canon = normalize_predicate(predicate) if predicate is not None else None
         if not ids:
             return []
-        facts = self.store.list_facts(group_id, entity_ids=ids, predicate=canon, view=None,
-                                      subject_only=True)
+        facts = self.store.list_facts(
+            group_id, entity_ids=ids, predicate=canon, view=None, subject_only=True
+        )
         return sorted(facts, key=lambda f: (f.valid_from, f.recorded_at))
 
     def facts(
-        self, *, group_id: str = "default", entity: str | None = None,
+        self,
+        *,
+        group_id: str = "default",
+        entity: str | None = None,
         include_history: bool = False,
     ) -> list[FactRecord]:
         """Current facts of a group (or about one entity); with history, every fact."""
@@ -537,7 +572,7 @@ class GraphMemory:
     ) -> ForgetResult:
         """Delete an episode, an entity or a whole group; shared facts keep other provenance."""
         group_id = _group(group_id)
-        chosen = sum(x is not None and x is not False for x in (episode_id, entity, all or None))
+        chosen = sum(x is not None for x in (episode_id, entity, True if all else None))
         if chosen != 1:
             raise InputError("forget needs exactly one of episode_id=, entity= or all=True")
         store = self._ready()
@@ -607,14 +642,13 @@ def _record(row: EpisodeRow) -> EpisodeRecord:
         id=row.id,
         group_id=row.group_id,
         source=row.source,
-        kind=row.kind,  # type: ignore[arg-type]
+        kind=row.kind,
         content=row.content,
         reference_time=from_ms(row.reference_time),
         ingested_at=from_ms(row.ingested_at),
         content_hash=row.content_hash,
-        status=row.status,  # type: ignore[arg-type]
+        status=row.status,
         extractor=row.extractor,
         error=row.error,
         metadata=row.metadata,
     )
-

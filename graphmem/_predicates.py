@@ -59,14 +59,17 @@ _MULTI = {
 }
 
 
-def normalize_predicate(name: str) -> str:
+def normalize_predicate(name: str, *, lenient: bool = False) -> str:
     """Canonical snake_case form; raises ``PredicateError`` for anything else.
 
-    Dotted paths (``params.force_peak``) are allowed for structured-log fields.
+    Dotted paths (``params.force_peak``) are allowed for structured-log fields. ``lenient``
+    (for extractor output) also folds case and turns spaces and dashes into ``_``.
     """
     if not isinstance(name, str):
         raise PredicateError(f"predicate must be a string, got {type(name).__name__}")
-    canon = re.sub(r"[\s\-]+", "_", name.strip()).lower()
+    canon = name.strip()
+    if lenient:
+        canon = re.sub(r"[\s\-]+", "_", canon).lower()
     if not _IDENT.match(canon):
         raise PredicateError(
             f"predicate {name!r} is not a snake_case identifier "
@@ -119,4 +122,3 @@ def _cardinality(value: str) -> Cardinality:
     if value not in ("one", "many"):
         raise PredicateError(f"cardinality must be 'one' or 'many', got {value!r}")
     return "one" if value == "one" else "many"
-

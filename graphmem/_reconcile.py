@@ -238,9 +238,9 @@ class TimelineState:
         else:
             for fact in self._live():
                 matches = cand.value_key == "" or self.value_keys.get(fact.id) == cand.value_key
-                if matches and fact.valid_from < at < self._end(fact):
-                    targets.append(fact)
-                elif matches and fact.valid_from < at and fact.valid_to is None:
+                if (matches and fact.valid_from < at < self._end(fact)) or (
+                    matches and fact.valid_from < at and fact.valid_to is None
+                ):
                     targets.append(fact)
         ended: list[str] = []
         for fact in targets:
@@ -267,7 +267,9 @@ class TimelineState:
         else:
             targets = []
         targets = [
-            t for t in targets if t.id not in self.expired and self.value_keys[t.id] != cand.value_key
+            t
+            for t in targets
+            if t.id not in self.expired and self.value_keys[t.id] != cand.value_key
         ]
         if not targets:
             return self._assert(cand, None)
@@ -282,8 +284,9 @@ class TimelineState:
         reason = "correction" + (f": {claim.reason}" if claim is not None and claim.reason else "")
         for target in targets:
             key = ("SUPERSEDES", outcome.fact_id, target.id)
-            self.links[key] = LinkRow("SUPERSEDES", outcome.fact_id, target.id, reason, decided,
-                                      self.now)
+            self.links[key] = LinkRow(
+                "SUPERSEDES", outcome.fact_id, target.id, reason, decided, self.now
+            )
             self.superseded_pairs.append((target.id, outcome.fact_id))
         return Outcome("corrected", outcome.fact_id, affected=[t.id for t in targets])
 
@@ -315,13 +318,15 @@ class TimelineState:
                             existing = self.links.get(key)
                             reason = self.llm_links.get(key)
                             if reason is not None:
-                                wanted[key] = LinkRow("SUPERSEDES", newer.id, older.id, reason,
-                                                      "llm", self.now)
+                                wanted[key] = LinkRow(
+                                    "SUPERSEDES", newer.id, older.id, reason, "llm", self.now
+                                )
                             elif existing is not None:
                                 wanted[key] = existing
                             else:
-                                wanted[key] = LinkRow("SUPERSEDES", newer.id, older.id, "update",
-                                                      "rule", self.now)
+                                wanted[key] = LinkRow(
+                                    "SUPERSEDES", newer.id, older.id, "update", "rule", self.now
+                                )
         else:
             for fact in live:
                 fact.valid_to = self.explicit_end.get(fact.id)
@@ -340,7 +345,9 @@ class TimelineState:
             if key not in self.links or self.links[key] != link:
                 self.links[key] = link
 
-    def finish(self) -> tuple[list[FactRow], list[FactUpdate], list[LinkRow], list[tuple[str, str, str]]]:
+    def finish(
+        self,
+    ) -> tuple[list[FactRow], list[FactUpdate], list[LinkRow], list[tuple[str, str, str]]]:
         """Recompute the timeline and return (new facts, updates, links to add, links to remove)."""
         self._recompute()
         new_facts: list[FactRow] = []
@@ -350,8 +357,10 @@ class TimelineState:
                 if fact.valid_to is not None and fact.ended_at is None:
                     fact.ended_at = self.now
                 fact.end_reason = (
-                    self.end_reason.get(fact_id) if self.explicit_end.get(fact_id) is not None
-                    and fact.valid_to == self.explicit_end.get(fact_id) else None
+                    self.end_reason.get(fact_id)
+                    if self.explicit_end.get(fact_id) is not None
+                    and fact.valid_to == self.explicit_end.get(fact_id)
+                    else None
                 )
                 new_facts.append(fact)
                 continue
@@ -388,9 +397,7 @@ class TimelineState:
                         confidence=fact.confidence,
                     )
                 )
-        added = [
-            link for key, link in self.links.items() if self.original_links.get(key) != link
-        ]
+        added = [link for key, link in self.links.items() if self.original_links.get(key) != link]
         removed = [key for key in self.original_links if key not in self.links]
         for link in added:
             if link.kind == "SUPERSEDES" and (link.dst, link.src) not in self.superseded_pairs:

@@ -66,7 +66,7 @@ def resolve_entities(
         ]
         exact = [e for e in candidates if e.type == req.type]
         compatible = [e for e in candidates if _compatible(e.type, req.type)]
-        chosen = (exact or compatible or [None])[0]
+        chosen: EntityRow | None = (exact or compatible or [None])[0]  # type: ignore[list-item]
         if chosen is None:
             chosen = EntityRow(
                 id=make_id("ent", group_id, key, req.type),

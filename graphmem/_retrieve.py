@@ -86,8 +86,9 @@ class Retriever:
         known_at: Any = None,
     ) -> RecallResult:
         raw = self.raw_search(query, group_id=group_id, view=view, k=k, hops=hops, filters=filters)
-        return self.format(raw, query=query, group_id=group_id, view=view, k=k, as_of=as_of,
-                           known_at=known_at)
+        return self.format(
+            raw, query=query, group_id=group_id, view=view, k=k, as_of=as_of, known_at=known_at
+        )
 
     # ------------------------------------------------------------------ stages
     def raw_search(
@@ -111,12 +112,14 @@ class Retriever:
         if cfg.use_vectors and query.strip():
             qvec = self.embedder.embed([query])[0]
             fact_lists.append(_rrf(store.vector_facts(group_id, qvec, n), cfg.rrf_k))
-            entity_lists.append(_rrf(store.vector_entities(group_id, qvec, cfg.seed_n // 2),
-                                     cfg.rrf_k))
+            entity_lists.append(
+                _rrf(store.vector_entities(group_id, qvec, cfg.seed_n // 2), cfg.rrf_k)
+            )
         if cfg.use_fulltext:
             fact_lists.append(_rrf(store.text_facts(group_id, query, n), cfg.rrf_k))
-            entity_lists.append(_rrf(store.text_entities(group_id, query, cfg.seed_n // 2),
-                                     cfg.rrf_k))
+            entity_lists.append(
+                _rrf(store.text_entities(group_id, query, cfg.seed_n // 2), cfg.rrf_k)
+            )
             episodes = store.text_episodes(group_id, query, max(cfg.seed_n, 3 * k))
             raw.episode_scores = {
                 eid: cfg.episode_weight * s for eid, s in _rrf(episodes, cfg.rrf_k).items()
@@ -137,9 +140,7 @@ class Retriever:
 
         passing: set[str] | None = None
         if conditions:
-            values = store.facts_with_values(
-                group_id, sorted({c.path for c in conditions}), view
-            )
+            values = store.facts_with_values(group_id, sorted({c.path for c in conditions}), view)
             passing = {sid for sid, vals in values.items() if matches(vals, conditions)}
             for sid in list(passing)[: cfg.expand_limit]:
                 entity_scores[sid] = max(entity_scores.get(sid, 0.0), 0.5 / (cfg.rrf_k + 1))
@@ -149,7 +150,7 @@ class Retriever:
         # Subjects and objects of the best facts seed the expansion too.
         best = sorted(records.values(), key=lambda r: -fused[r.id])[: max(k, 10)]
         for rec in best:
-            for eid in (rec.subject_id, rec.object_id):
+            for eid in (rec.subject_id, rec.object_id or ""):
                 if eid:
                     entity_scores[eid] = max(entity_scores.get(eid, 0.0), 0.5 * fused[rec.id])
 
@@ -210,13 +211,11 @@ class Retriever:
                     conflict_ids[link.dst].append(link.src)
         history = {
             r.id: r
-            for r in store.fact_records(
-                [i for ids in replaced_ids.values() for i in ids], None
-            )
+            for r in store.fact_records([i for ids in replaced_ids.values() for i in ids], None)
         }
         open_conflicts = {
-            r.id: r for r in store.fact_records([i for ids in conflict_ids.values() for i in ids],
-                                                view)
+            r.id: r
+            for r in store.fact_records([i for ids in conflict_ids.values() for i in ids], view)
         }
         episode_ids = [e for rec in top for e in rec.episode_ids]
         ep_rank = sorted(raw.episode_scores, key=lambda e: -raw.episode_scores[e])
@@ -255,7 +254,8 @@ class Retriever:
                         key=lambda r: r.valid_from,
                     ),
                     contradicts=[
-                        open_conflicts[i] for i in conflict_ids.get(rec.id, [])
+                        open_conflicts[i]
+                        for i in conflict_ids.get(rec.id, [])
                         if i in open_conflicts
                     ],
                 )
@@ -266,8 +266,9 @@ class Retriever:
             rows = {e.id: e for e in store.find_entities_by_ids(group_id, entity_ids)}
             for eid in entity_ids:
                 if eid in rows:
-                    entities.append(rows[eid].model_copy(
-                        update={"score": round(raw.entity_scores[eid], 6)}))
+                    entities.append(
+                        rows[eid].model_copy(update={"score": round(raw.entity_scores[eid], 6)})
+                    )
         episodes = [r for r in (ref(e, True) for e in best_episodes) if r is not None]
         return RecallResult(
             query=query,

@@ -213,7 +213,7 @@ def _write_env_sh(info: ServerInfo) -> None:
     (info.dir / "env.sh").write_text(body)
 
 
-def _wait_ready(info: ServerInfo, timeout: float, t0: float) -> None:
+def _wait_ready(info: ServerInfo, proc: subprocess.Popen[bytes], timeout: float, t0: float) -> None:
     try:
         import neo4j
     except ImportError as e:  # pragma: no cover - the venv has it
@@ -222,10 +222,10 @@ def _wait_ready(info: ServerInfo, timeout: float, t0: float) -> None:
     last: BaseException | None = None
     deadline = t0 + timeout
     while time.monotonic() < deadline:
-        if not _is_our_server(info.pid, info.dir):
-            _reap(info.pid)
+        # proc.poll(), not /proc/PID/cmdline: right after fork the child has not exec'd java yet
+        if proc.poll() is not None:
             raise ServerError(
-                f"ArcadeDB (pid {info.pid}) exited during startup; "
+                f"ArcadeDB (pid {info.pid}) exited with status {proc.returncode} during startup; "
                 f"tail of {info.dir / 'server.log'}:\n" + log_tail(info.dir)
             )
         try:
@@ -371,9 +371,12 @@ def start_server(
         dir=d, pid=proc.pid, bolt_port=bolt_port, http_port=http_port, password=password
     )
     try:
-        _wait_ready(info, timeout, t0)
+        _wait_ready(info, proc, timeout, t0)
     except BaseException:
-        stop_server(d, kill=True)
+        if proc.poll() is None:  # our own child: kill it directly, even before it exec'd java
+            proc.kill()
+            proc.wait(timeout=30)
+        (d / "server.pid").unlink(missing_ok=True)
         # keep what the last good start recorded, so a plain restart still works
         if prev:
             (d / "server.json").write_text(json.dumps(prev, indent=2) + "\n")

@@ -16,10 +16,7 @@ def get_extractor(name: str, settings: Settings, *, kind: str = "message") -> Ex
     """The extractor called ``name``; ``auto`` picks structured for JSON, else llm or rules."""
     choice = name.strip().lower()
     if choice == "auto":
-        if kind == "json":
-            choice = "structured"
-        else:
-            choice = "llm" if settings.llm_model else "rules"
+        choice = "structured" if kind == "json" else "llm" if settings.llm_model else "rules"
     if choice == "rules":
         from .rules import RulesExtractor
 

@@ -32,9 +32,7 @@ def parse_json_record(content: str) -> dict[str, Any]:
             f"column {exc.colno}"
         ) from None
     if not isinstance(record, dict):
-        raise InputError(
-            f"kind='json' content must be a JSON object, got {type(record).__name__}"
-        )
+        raise InputError(f"kind='json' content must be a JSON object, got {type(record).__name__}")
     return record
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -24,13 +24,13 @@ __all__ = [
     "LinkRow",
     "MigrationInfo",
     "StoreReader",
-    "Timeline",
     "TimeView",
+    "Timeline",
     "WritePlan",
 ]
 
 Vector = npt.NDArray[np.float32]
-LinkKind = Literal["SUPERSEDES", "CONTRADICTS"]
+LinkKind = str  # "SUPERSEDES" | "CONTRADICTS"
 T = TypeVar("T")
 
 
@@ -243,8 +243,9 @@ class GraphStore(Protocol):
 
     def episodes(self, episode_ids: Sequence[str]) -> list[EpisodeRecord]: ...
 
-    def episodes_by_status(self, group_id: str | None, statuses: Sequence[str]) -> list[EpisodeRow]:
-        ...
+    def episodes_by_status(
+        self, group_id: str | None, statuses: Sequence[str]
+    ) -> list[EpisodeRow]: ...
 
     def recent_episodes(
         self, group_id: str, source: str | None, before: int, limit: int
@@ -260,8 +261,7 @@ class GraphStore(Protocol):
 
     def vector_facts(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]: ...
 
-    def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
-        ...
+    def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]: ...
 
     def text_facts(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]: ...
 

@@ -30,10 +30,7 @@ def top_k(matrix: Vector, query: Vector, n: int) -> list[tuple[int, float]]:
         return []
     scores = matrix @ query
     n = min(n, scores.shape[0])
-    if n < scores.shape[0]:
-        idx = np.argpartition(-scores, n - 1)[:n]
-    else:
-        idx = np.arange(scores.shape[0])
+    idx = np.argpartition(-scores, n - 1)[:n] if n < scores.shape[0] else np.arange(scores.shape[0])
     idx = idx[np.argsort(-scores[idx], kind="stable")]
     return [(int(i), float(scores[i])) for i in idx]
 

@@ -17,7 +17,7 @@ import numpy as np
 from .._errors import SchemaError, StoreError
 from .._ids import make_id
 from .._models import EntityRecord, EpisodeRecord, FactRecord
-from .._time import from_ms, utcnow, to_ms
+from .._time import from_ms, to_ms, utcnow
 from ._base import (
     EntityRow,
     EpisodeRow,
@@ -38,9 +38,64 @@ __all__ = ["SQLiteStore"]
 _MAX_VARS = 900  # stay well below SQLite's bound-parameter limit
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
-    "a an and are as at be by did do does for from had has have he her his how i in is it its "
-    "me my of on or our she so than that the their them there they this to was we were what "
-    "when where which who whom why will with you your".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "there",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
 )
 
 # A fact is visible in a view when memory believed it at `known` and it held in the world at
@@ -268,7 +323,9 @@ class SQLiteStore:
     def episodes(self, episode_ids: Sequence[str]) -> list[EpisodeRecord]:
         found: dict[str, EpisodeRow] = {}
         for chunk in _chunks(list(dict.fromkeys(episode_ids))):
-            for row in self._all(f"SELECT * FROM episodes WHERE id IN ({_marks(len(chunk))})", chunk):
+            for row in self._all(
+                f"SELECT * FROM episodes WHERE id IN ({_marks(len(chunk))})", chunk
+            ):
                 ep = _episode_row(row)
                 found[ep.id] = ep
         return [_episode_record(found[i]) for i in episode_ids if i in found]
@@ -404,8 +461,15 @@ class SQLiteStore:
                 "UPDATE facts SET valid_from = ?, valid_to = ?, expired_at = ?, ended_at = ?, "
                 "end_reason = ?, confidence = ? WHERE id = ?",
                 [
-                    (u.valid_from, u.valid_to, u.expired_at, u.ended_at, u.end_reason,
-                     u.confidence, u.id)
+                    (
+                        u.valid_from,
+                        u.valid_to,
+                        u.expired_at,
+                        u.ended_at,
+                        u.end_reason,
+                        u.confidence,
+                        u.id,
+                    )
                     for u in plan.facts_update
                 ],
             )
@@ -420,8 +484,10 @@ class SQLiteStore:
                 "INSERT INTO fact_links VALUES (?,?,?,?,?,?) ON CONFLICT(kind, src, dst) DO UPDATE "
                 "SET reason = excluded.reason, decided_by = excluded.decided_by, "
                 "decided_at = excluded.decided_at",
-                [(lk.kind, lk.src, lk.dst, lk.reason, lk.decided_by, lk.decided_at)
-                 for lk in plan.links_add],
+                [
+                    (lk.kind, lk.src, lk.dst, lk.reason, lk.decided_by, lk.decided_at)
+                    for lk in plan.links_add
+                ],
             )
         if plan.mentions:
             conn.executemany("INSERT OR IGNORE INTO mentions VALUES (?,?)", plan.mentions)
@@ -527,9 +593,7 @@ class SQLiteStore:
             for r in rows
         ]
 
-    def find_entities_by_ids(
-        self, group_id: str, entity_ids: Sequence[str]
-    ) -> list[EntityRecord]:
+    def find_entities_by_ids(self, group_id: str, entity_ids: Sequence[str]) -> list[EntityRecord]:
         out: list[EntityRecord] = []
         for chunk in _chunks(list(dict.fromkeys(entity_ids))):
             rows = self._all(
@@ -537,8 +601,13 @@ class SQLiteStore:
                 [group_id, *chunk],
             )
             out.extend(
-                EntityRecord(id=r["id"], name=r["name"], type=r["type"],
-                             aliases=json.loads(r["aliases"]), summary=r["summary"])
+                EntityRecord(
+                    id=r["id"],
+                    name=r["name"],
+                    type=r["type"],
+                    aliases=json.loads(r["aliases"]),
+                    summary=r["summary"],
+                )
                 for r in rows
             )
         return out
@@ -670,10 +739,12 @@ class SQLiteStore:
             "store": self.url,
             "group_id": group_id,
             "episodes": count(f"SELECT count(*) FROM episodes {where}"),
-            "episodes_failed": count(f"SELECT count(*) FROM episodes {where} {and_} status = ?",
-                                     ["failed"]),
-            "episodes_pending": count(f"SELECT count(*) FROM episodes {where} {and_} status = ?",
-                                      ["pending"]),
+            "episodes_failed": count(
+                f"SELECT count(*) FROM episodes {where} {and_} status = ?", ["failed"]
+            ),
+            "episodes_pending": count(
+                f"SELECT count(*) FROM episodes {where} {and_} status = ?", ["pending"]
+            ),
             "entities": count(f"SELECT count(*) FROM entities {where}"),
             "facts": count(f"SELECT count(*) FROM facts {where}"),
             "facts_current": count(
@@ -702,8 +773,16 @@ class SQLiteStore:
         """Row counts per table, FTS tables included (for residue checks after forget)."""
         out: dict[str, int] = {}
         for table in (
-            "episodes", "entities", "entity_aliases", "facts", "fact_episodes", "fact_links",
-            "mentions", "facts_fts", "entities_fts", "episodes_fts",
+            "episodes",
+            "entities",
+            "entity_aliases",
+            "facts",
+            "fact_episodes",
+            "fact_links",
+            "mentions",
+            "facts_fts",
+            "entities_fts",
+            "episodes_fts",
         ):
             out[table] = int(self._one(f"SELECT count(*) FROM {table}")[0])
         out["fact_vectors"] = int(
@@ -772,8 +851,9 @@ class SQLiteStore:
                 "decided_at": _iso(row[5]),
             }
         join = "JOIN episodes f ON f.id = x.episode_id" if group_id is not None else ""
-        for row in self._all(f"SELECT x.* FROM mentions x {join} {fwhere} ORDER BY x.rowid",
-                             params):
+        for row in self._all(
+            f"SELECT x.* FROM mentions x {join} {fwhere} ORDER BY x.rowid", params
+        ):
             yield {"type": "mention", "episode_id": row[0], "entity_id": row[1]}
 
     def import_rows(self, rows: Sequence[dict[str, Any]]) -> dict[str, int]:
@@ -792,9 +872,20 @@ class SQLiteStore:
                 if reader.get_episode(ep.id) is None:
                     self.conn.execute(
                         "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                        (ep.id, ep.group_id, ep.source, ep.kind, ep.content, ep.reference_time,
-                         ep.ingested_at, ep.content_hash, ep.status, ep.extractor, ep.error,
-                         json.dumps(ep.metadata, ensure_ascii=False, default=str)),
+                        (
+                            ep.id,
+                            ep.group_id,
+                            ep.source,
+                            ep.kind,
+                            ep.content,
+                            ep.reference_time,
+                            ep.ingested_at,
+                            ep.content_hash,
+                            ep.status,
+                            ep.extractor,
+                            ep.error,
+                            json.dumps(ep.metadata, ensure_ascii=False, default=str),
+                        ),
                     )
                     counts["episodes"] += 1
             existing = {
@@ -970,12 +1061,12 @@ def _episode_record(ep: EpisodeRow) -> EpisodeRecord:
         id=ep.id,
         group_id=ep.group_id,
         source=ep.source,
-        kind=ep.kind,  # type: ignore[arg-type]
+        kind=ep.kind,
         content=ep.content,
         reference_time=from_ms(ep.reference_time),
         ingested_at=from_ms(ep.ingested_at),
         content_hash=ep.content_hash,
-        status=ep.status,  # type: ignore[arg-type]
+        status=ep.status,
         extractor=ep.extractor,
         error=ep.error,
         metadata=ep.metadata,

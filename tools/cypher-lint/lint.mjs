@@ -29,7 +29,8 @@
 // types and YIELD columns against the real signatures, and flags unknown, misspelt or plugin
 // (APOC, GDS) procedures and functions as errors. Labels, relationship types and property
 // keys are not declared, so they are not checked.
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { lintCypherQuery, parseStatementsStrs } from '@neo4j-cypher/language-support';
 
 const CYPHER_VERSION = 'CYPHER 5';
@@ -160,6 +161,6 @@ function main(argv) {
   return unreadable ? 2 : failed ? 1 : 0;
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('lint.mjs')) {
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   process.exitCode = main(process.argv.slice(2));
 }

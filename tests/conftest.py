@@ -1,0 +1,57 @@
+"""Shared fixtures: a memory per available store (SQLite always; Bolt when configured)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from graphmem import GraphMemory, HashEmbedder
+
+
+def _store_params() -> list[object]:
+    params: list[object] = ["sqlite"]
+    if os.environ.get("GRAPHMEM_TEST_BOLT_URI") or os.environ.get("NEO4J_URI"):
+        params.append(pytest.param("bolt", marks=pytest.mark.integration))
+    return params
+
+
+def bolt_url() -> str:
+    return os.environ.get("NEO4J_URI") or os.environ["GRAPHMEM_TEST_BOLT_URI"]
+
+
+@pytest.fixture(params=_store_params())
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def memory(
+    store_kind: str, tmp_path: object, request: pytest.FixtureRequest
+) -> Iterator[GraphMemory]:
+    """A fresh memory on each store; on Bolt each test gets its own group namespace wiped."""
+    if store_kind == "sqlite":
+        mem = GraphMemory(f"{tmp_path}/memory.db", embedder=HashEmbedder(64))
+        with mem:
+            yield mem
+        return
+    from graphmem.store import open_store
+
+    store = open_store(bolt_url())
+    mem = GraphMemory(store, embedder=HashEmbedder(64))
+    with mem:
+        _wipe_bolt(mem)
+        yield mem
+        _wipe_bolt(mem)
+
+
+def _wipe_bolt(mem: GraphMemory) -> None:
+    wipe = getattr(mem.store, "wipe_all_for_tests", None)
+    if wipe is not None:
+        wipe()
+
+
+def t(year: int, month: int = 1, day: int = 1) -> datetime:
+    return datetime(year, month, day, tzinfo=UTC)

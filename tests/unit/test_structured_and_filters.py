@@ -1,0 +1,102 @@
+"""Structured (JSON) episodes and the recall filter language."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from graphmem import GraphMemory, HashEmbedder
+
+BASE = datetime(2024, 3, 1, tzinfo=UTC)
+
+
+def episode(n: int, success: bool, force: float, obj: str = "red mug") -> str:
+    return json.dumps(
+        {
+            "episode": n,
+            "task": "grasp",
+            "object": obj,
+            "success": success,
+            "params": {"force_peak": force, "approach_speed": 0.2},
+            "tags": ["lab", "table"],
+        }
+    )
+
+
+@pytest.fixture
+def robot(tmp_path: Path) -> GraphMemory:
+    mem = GraphMemory(tmp_path / "robot.db", embedder=HashEmbedder(64))
+    runs = [(1, True, 11.0), (2, False, 18.5), (3, True, 12.5), (4, False, 9.0), (5, True, 16.0)]
+    for n, ok, force in runs:
+        mem.add_episode(
+            episode(n, ok, force),
+            kind="json",
+            source="robot.jsonl",
+            reference_time=BASE + timedelta(minutes=n),
+        )
+    return mem
+
+
+def test_json_leaves_become_typed_facts(robot: GraphMemory) -> None:
+    facts = {f.predicate: f.value for f in robot.facts(entity="episode 3")}
+    assert facts["success"] is True
+    assert facts["params.force_peak"] == 12.5
+    assert facts["task"] == "grasp"
+    tags = sorted(f.value for f in robot.facts(entity="episode 3") if f.predicate == "tags")
+    assert tags == ["lab", "table"]
+
+
+def test_filters_select_what_worked_before(robot: GraphMemory) -> None:
+    result = robot.recall(
+        "grasp red mug", filters={"success": True, "params.force_peak": {"$lt": 13}}, k=50
+    )
+    subjects = {h.subject for h in result.facts}
+    assert subjects == {"episode 1", "episode 3"}
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"success": False}, {"episode 2", "episode 4"}),
+        ({"params.force_peak": {"$gte": 16}}, {"episode 2", "episode 5"}),
+        ({"params.force_peak": {"$gt": 9, "$lte": 12.5}}, {"episode 1", "episode 3"}),
+        ({"success": {"$ne": True}}, {"episode 2", "episode 4"}),
+        ({"params.force_peak": {"$in": [9.0, 16.0]}}, {"episode 4", "episode 5"}),
+        ({"tags": "lab", "success": True}, {"episode 1", "episode 3", "episode 5"}),
+        ({"success": 1}, set()),  # 1 is not True: types are not confused
+    ],
+)
+def test_filter_operators(
+    robot: GraphMemory, filters: dict[str, object], expected: set[str]
+) -> None:
+    result = robot.recall("grasp", filters=filters, k=100)
+    assert {h.subject for h in result.facts} == expected
+
+
+def test_same_record_twice_is_a_no_op(robot: GraphMemory) -> None:
+    before = robot.stats("default")
+    again = robot.add_episode(
+        episode(1, True, 11.0),
+        kind="json",
+        source="robot.jsonl",
+        reference_time=BASE + timedelta(minutes=1),
+    )
+    assert again.already_present
+    assert robot.stats("default") == before
+
+
+def test_updated_scalar_supersedes_within_a_subject(tmp_path: Path) -> None:
+    mem = GraphMemory(tmp_path / "m.db", embedder=HashEmbedder(32))
+    mem.add_episode(
+        json.dumps({"entity": "gripper", "status": "ok"}), kind="json", reference_time=BASE
+    )
+    mem.add_episode(
+        json.dumps({"entity": "gripper", "status": "jammed"}),
+        kind="json",
+        reference_time=BASE + timedelta(hours=1),
+    )
+    assert [f.value for f in mem.facts(entity="gripper")] == ["jammed"]
+    assert [f.value for f in mem.history("gripper")] == ["ok", "jammed"]
