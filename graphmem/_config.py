@@ -32,6 +32,8 @@ class Settings(BaseModel):
     llm_max_calls: int | None = None
     llm_max_tokens: int | None = None
     context_facts: int = 20
+    bulk_chunk: int = 256
+    llm_concurrency: int = 4
     context_episodes: int = 3
 
     @classmethod

@@ -9,7 +9,8 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
 from typing import Any
@@ -230,7 +231,7 @@ class GraphMemory:
                 )
             except InputError as exc:
                 raise type(exc)(f"episode {index}: {exc}") from None
-        return [self._ingest(row, extractor) for row, extractor in rows]
+        return self._ingest_many(rows)
 
     def add_fact(
         self,
@@ -318,7 +319,7 @@ class GraphMemory:
         """Run extraction again for episodes left ``pending`` or ``failed``."""
         store = self._ready()
         rows = store.episodes_by_status(group_id, ["pending", "failed"])
-        return [self._ingest(row, extractor, existing=True) for row in rows]
+        return self._ingest_many([(row, extractor) for row in rows], existing=True)
 
     def _episode_row(
         self,
@@ -379,60 +380,118 @@ class GraphMemory:
     def _ingest(
         self, row: EpisodeRow, extractor: str | Extractor | None, *, existing: bool = False
     ) -> IngestResult:
+        return self._ingest_many([(row, extractor)], existing=existing)[0]
+
+    def _ingest_many(
+        self,
+        rows: Sequence[tuple[EpisodeRow, str | Extractor | None]],
+        *,
+        existing: bool = False,
+    ) -> list[IngestResult]:
+        """Raw episodes first (one transaction per chunk), then extraction, one batched
+        embedding call, and the reconciled writes of the chunk in one transaction."""
         store = self._ready()
-        chosen = self._extractor(extractor, row.kind)
-        stored, created = store.insert_episode(row)
-        if not created and not existing and stored.status == "extracted":
-            return IngestResult(episode_id=stored.id, status="extracted", already_present=True)
-        record = _record(stored)
+        results: list[IngestResult] = []
+        position = 0
+        while position < len(rows):
+            first = self._extractor(rows[position][1], rows[position][0].kind)
+            size = self.settings.llm_concurrency if first.needs_context else self.settings.bulk_chunk
+            chunk = rows[position : position + max(size, 1)]
+            position += len(chunk)
+            results.extend(self._ingest_chunk(store, chunk, existing))
+        return results
+
+    def _ingest_chunk(
+        self,
+        store: GraphStore,
+        chunk: Sequence[tuple[EpisodeRow, str | Extractor | None]],
+        existing: bool,
+    ) -> list[IngestResult]:
+        extractors = [self._extractor(choice, row.kind) for row, choice in chunk]
+        inserted = store.insert_episodes([row for row, _ in chunk])
+        results: list[IngestResult | None] = [None] * len(chunk)
+        pending: list[_Pending] = []
+        for index, ((stored, created), chosen) in enumerate(zip(inserted, extractors, strict=True)):
+            if not created and not existing and stored.status == "extracted":
+                results[index] = IngestResult(
+                    episode_id=stored.id, status="extracted", already_present=True
+                )
+                continue
+            pending.append(_Pending(index, stored, chosen))
+        for item in self._extract(pending):
+            if item.error is not None:
+                results[item.index] = IngestResult(
+                    episode_id=item.row.id, status="failed", error=item.error
+                )
+        ready = [p for p in pending if p.error is None]
+        self._embed_all(ready)
+        now = to_ms(utcnow())
+        outcomes: dict[int, IngestResult] = {}
+
+        def make_work(item: _Pending) -> Callable[[StoreReader], WritePlan]:
+            def work(reader: StoreReader) -> WritePlan:
+                plan, result = build_plan(
+                    reader,
+                    group_id=item.row.group_id,
+                    episode_id=item.row.id,
+                    extractor_name=item.extractor.name,
+                    facts=item.prepared,
+                    entities=item.entities,
+                    now=now,
+                )
+                outcomes[item.index] = result
+                return plan
+
+            return work
+
+        try:
+            store.write_many([make_work(p) for p in ready])
+        except StoreError as exc:
+            # If the store is gone the episodes stay pending, and reprocess finds them.
+            with contextlib.suppress(GraphMemError):
+                for item in ready:
+                    store.set_episode_status(item.row.id, "failed", item.extractor.name, str(exc))
+            raise
+        for item in ready:
+            result = outcomes[item.index]
+            assert item.extraction is not None
+            result.llm_calls = item.extraction.llm_calls
+            result.prompt_tokens = item.extraction.prompt_tokens
+            result.completion_tokens = item.extraction.completion_tokens
+            results[item.index] = result
+        return [r for r in results if r is not None]
+
+    def _extract(self, pending: Sequence[_Pending]) -> Sequence[_Pending]:
+        """Run each episode's extractor; failures mark the episode ``failed``, input is kept."""
+        for item in pending:
+            self._extract_one(item)
+        return pending
+
+    def _extract_one(self, item: _Pending) -> None:
+        record = _record(item.row)
+        chosen = item.extractor
         try:
             context = self._context(record, chosen)
-            extraction = chosen.extract(record, context)
+            item.extraction = chosen.extract(record, context)
+            strict = isinstance(chosen, _Fixed)
+            item.prepared, skipped = prepare_facts(
+                item.extraction.facts,
+                reference_time=item.row.reference_time,
+                predicates=self.predicates,
+                strict=strict,
+            )
         except GraphMemError as exc:
-            store.set_episode_status(stored.id, "failed", chosen.name, str(exc))
+            self.store.set_episode_status(item.row.id, "failed", chosen.name, str(exc))
             if isinstance(exc, InputError) and isinstance(chosen, _Fixed):
                 raise
-            log.warning("graphmem: extraction failed for %s: %s", stored.id, exc)
-            return IngestResult(episode_id=stored.id, status="failed", error=str(exc))
-        strict = isinstance(chosen, _Fixed)
-        prepared, skipped = prepare_facts(
-            extraction.facts,
-            reference_time=stored.reference_time,
-            predicates=self.predicates,
-            strict=strict,
-        )
+            log.warning("graphmem: extraction failed for %s: %s", item.row.id, exc)
+            item.error = str(exc)
+            return
         for reason in skipped:
-            log.info("graphmem: skipped a fact of %s: %s", stored.id, reason)
-        entities = [EntityRequest(e.name, e.type, list(e.aliases)) for e in extraction.entities]
-        self._embed(prepared, entities)
-        now = to_ms(utcnow())
-
-        def work(reader: StoreReader) -> WritePlan:
-            plan, result = build_plan(
-                reader,
-                group_id=stored.group_id,
-                episode_id=stored.id,
-                extractor_name=chosen.name,
-                facts=prepared,
-                entities=entities,
-                now=now,
-            )
-            outcome.append(result)
-            return plan
-
-        outcome: list[IngestResult] = []
-        try:
-            store.write(work)
-        except StoreError as exc:
-            # If the store is gone the episode stays pending, and reprocess finds it.
-            with contextlib.suppress(GraphMemError):
-                store.set_episode_status(stored.id, "failed", chosen.name, str(exc))
-            raise
-        result = outcome[-1]
-        result.llm_calls = extraction.llm_calls
-        result.prompt_tokens = extraction.prompt_tokens
-        result.completion_tokens = extraction.completion_tokens
-        return result
+            log.info("graphmem: skipped a fact of %s: %s", item.row.id, reason)
+        item.entities = [
+            EntityRequest(e.name, e.type, list(e.aliases)) for e in item.extraction.entities
+        ]
 
     def _context(self, episode: EpisodeRecord, extractor: Extractor) -> ExtractionContext:
         meta = episode.metadata
@@ -465,23 +524,29 @@ class GraphMemory:
             ]
         return context
 
-    def _embed(self, prepared: Sequence[PreparedFact], entities: list[EntityRequest]) -> None:
-        names: dict[str, EntityRequest] = {e.name: e for e in entities}
-        for pf in prepared:
-            names.setdefault(pf.fact.subject, EntityRequest(pf.fact.subject, pf.fact.subject_type))
-            if pf.fact.object is not None:
-                names.setdefault(pf.fact.object, EntityRequest(pf.fact.object, pf.fact.object_type))
-        for req in names.values():
-            if req not in entities:
-                entities.append(req)
-        texts = [pf.statement for pf in prepared] + [e.name for e in entities]
+    def _embed_all(self, items: Sequence[_Pending]) -> None:
+        """One embedding call for every statement and entity name of a chunk."""
+        texts: list[str] = []
+        slots: list[PreparedFact | EntityRequest] = []
+        for item in items:
+            names: dict[str, EntityRequest] = {e.name: e for e in item.entities}
+            for pf in item.prepared:
+                fact = pf.fact
+                names.setdefault(fact.subject, EntityRequest(fact.subject, fact.subject_type))
+                if fact.object is not None:
+                    names.setdefault(fact.object, EntityRequest(fact.object, fact.object_type))
+            item.entities = list(names.values())
+            for pf in item.prepared:
+                texts.append(pf.statement)
+                slots.append(pf)
+            for req in item.entities:
+                texts.append(req.name)
+                slots.append(req)
         if not texts:
             return
         vectors = self.embedder.embed(texts)
-        for i, pf in enumerate(prepared):
-            pf.embedding = vectors[i]
-        for j, req in enumerate(entities):
-            req.embedding = vectors[len(prepared) + j]
+        for slot, vector in zip(slots, vectors, strict=True):
+            slot.embedding = vector
 
     # ------------------------------------------------------------------ read
     def _view(self, as_of: datetime | None, known_at: datetime | None) -> TimeView:
@@ -613,6 +678,19 @@ class GraphMemory:
 
     def import_rows(self, rows: Sequence[dict[str, Any]]) -> dict[str, int]:
         return self._ready().import_rows(rows)
+
+
+@dataclass
+class _Pending:
+    """One episode on its way through extraction, embedding and the write."""
+
+    index: int
+    row: EpisodeRow
+    extractor: Extractor
+    extraction: Extraction | None = None
+    prepared: list[PreparedFact] = field(default_factory=list)
+    entities: list[EntityRequest] = field(default_factory=list)
+    error: str | None = None
 
 
 class _Fixed:

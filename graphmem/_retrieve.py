@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._embed import Embedder
 from ._filters import matches, parse_filters
 from ._ids import entity_key
-from ._models import EpisodeRef, FactHit, FactRecord, RecallResult
+from ._models import EpisodeRef, FactHit, RecallResult
 from .store._base import GraphStore, TimeView
 
 __all__ = ["RawSearch", "RetrievalConfig", "Retriever"]
@@ -41,6 +42,17 @@ class RetrievalConfig:
     episode_weight: float = 1.0
 
 
+@dataclass(frozen=True)
+class Stub:
+    """The little a ranking needs of a fact (full records are built for the top k only)."""
+
+    id: str
+    subject_id: str
+    object_id: str | None
+    valid_from: int
+    confidence: float
+
+
 @dataclass
 class RawSearch:
     """Scored candidates before formatting."""
@@ -48,7 +60,17 @@ class RawSearch:
     fact_scores: dict[str, float] = field(default_factory=dict)
     entity_scores: dict[str, float] = field(default_factory=dict)
     episode_scores: dict[str, float] = field(default_factory=dict)
-    records: dict[str, FactRecord] = field(default_factory=dict)
+    stubs: dict[str, Stub] = field(default_factory=dict)
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmem-recall")
+    return _POOL
 
 
 def _rrf(ranked: list[tuple[str, float]], k: float) -> dict[str, float]:
@@ -109,12 +131,10 @@ class Retriever:
         entity_lists: list[dict[str, float]] = []
         raw = RawSearch()
 
+        vector_job: Future[tuple[list[tuple[str, float]], list[tuple[str, float]]]] | None = None
         if cfg.use_vectors and query.strip():
-            qvec = self.embedder.embed([query])[0]
-            fact_lists.append(_rrf(store.vector_facts(group_id, qvec, n), cfg.rrf_k))
-            entity_lists.append(
-                _rrf(store.vector_entities(group_id, qvec, cfg.seed_n // 2), cfg.rrf_k)
-            )
+            # Embedding and the two vector top-k run beside the full-text queries.
+            vector_job = _pool().submit(self._vector_seeds, query, group_id, n)
         if cfg.use_fulltext:
             fact_lists.append(_rrf(store.text_facts(group_id, query, n), cfg.rrf_k))
             entity_lists.append(
@@ -124,6 +144,10 @@ class Retriever:
             raw.episode_scores = {
                 eid: cfg.episode_weight * s for eid, s in _rrf(episodes, cfg.rrf_k).items()
             }
+        if vector_job is not None:
+            facts_by_vector, entities_by_vector = vector_job.result()
+            fact_lists.append(_rrf(facts_by_vector, cfg.rrf_k))
+            entity_lists.append(_rrf(entities_by_vector, cfg.rrf_k))
         if cfg.use_names:
             named = store.find_entities(group_id, _name_keys(query))
             # An entity named in the query is the strongest seed there is.
@@ -145,14 +169,14 @@ class Retriever:
             for sid in list(passing)[: cfg.expand_limit]:
                 entity_scores[sid] = max(entity_scores.get(sid, 0.0), 0.5 / (cfg.rrf_k + 1))
 
-        # Facts seen first: records valid in the view (time filter happens in the store).
-        records = {r.id: r for r in store.fact_records(list(fused), view)}
+        # Facts seen first, valid in the view (the time filter happens in the store).
+        stubs = {r[0]: Stub(*r) for r in store.fact_stubs(list(fused), view)}
         # Subjects and objects of the best facts seed the expansion too.
-        best = sorted(records.values(), key=lambda r: -fused[r.id])[: max(k, 10)]
-        for rec in best:
-            for eid in (rec.subject_id, rec.object_id or ""):
+        best = sorted(stubs.values(), key=lambda r: -fused[r.id])[: max(k, 10)]
+        for stub in best:
+            for eid in (stub.subject_id, stub.object_id or ""):
                 if eid:
-                    entity_scores[eid] = max(entity_scores.get(eid, 0.0), 0.5 * fused[rec.id])
+                    entity_scores[eid] = max(entity_scores.get(eid, 0.0), 0.5 * fused[stub.id])
 
         graph: dict[str, float] = defaultdict(float)
         if cfg.use_expansion and hops > 0 and entity_scores:
@@ -160,29 +184,36 @@ class Retriever:
             expanded = store.expand(group_id, seeds, hops, view, cfg.expand_limit)
             for fid, hop, via in expanded:
                 graph[fid] += entity_scores.get(via, 0.0) * (cfg.hop_decay ** (hop - 1))
-            missing = [fid for fid, _, _ in expanded if fid not in records]
-            for rec in store.fact_records(missing, view):
-                records[rec.id] = rec
+            missing = [fid for fid, _, _ in expanded if fid not in stubs]
+            for row in store.fact_stubs(missing, view):
+                stubs[row[0]] = Stub(*row)
 
         if passing is not None:
-            records = {fid: r for fid, r in records.items() if r.subject_id in passing}
+            stubs = {fid: r for fid, r in stubs.items() if r.subject_id in passing}
 
-        if records:
-            starts = [r.valid_from.timestamp() for r in records.values()]
-            lo, hi = min(starts), max(starts)
-            span = (hi - lo) or 1.0
+        lo = min((r.valid_from for r in stubs.values()), default=0)
+        hi = max((r.valid_from for r in stubs.values()), default=0)
+        span = (hi - lo) or 1
         scale = 1.0 / (cfg.rrf_k + 1)
-        for fid, rec in records.items():
-            recency = (rec.valid_from.timestamp() - lo) / span
+        for fid, stub in stubs.items():
+            recency = (stub.valid_from - lo) / span
             score = (
                 fused.get(fid, 0.0)
                 + cfg.graph_weight * graph.get(fid, 0.0)
-                + scale * (cfg.recency_weight * recency + cfg.confidence_weight * rec.confidence)
+                + scale * (cfg.recency_weight * recency + cfg.confidence_weight * stub.confidence)
             )
             raw.fact_scores[fid] = score
-        raw.records = records
+        raw.stubs = stubs
         raw.entity_scores = dict(entity_scores)
         return raw
+
+    def _vector_seeds(
+        self, query: str, group_id: str, n: int
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        qvec = self.embedder.embed([query])[0]
+        facts = self.store.vector_facts(group_id, qvec, n)
+        entities = self.store.vector_entities(group_id, qvec, self.config.seed_n // 2)
+        return facts, entities
 
     def format(
         self,
@@ -197,7 +228,8 @@ class Retriever:
     ) -> RecallResult:
         store = self.store
         ranked = sorted(raw.fact_scores, key=lambda fid: (-raw.fact_scores[fid], fid))[:k]
-        top = [raw.records[fid] for fid in ranked]
+        full = {r.id: r for r in store.fact_records(ranked, view)}
+        top = [full[fid] for fid in ranked if fid in full]
         links = store.links(ranked) if ranked else []
         replaced_ids: dict[str, list[str]] = defaultdict(list)
         conflict_ids: dict[str, list[str]] = defaultdict(list)

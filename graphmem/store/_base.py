@@ -230,12 +230,20 @@ class GraphStore(Protocol):
         """Store the raw episode unless present; returns (stored row, created)."""
         ...
 
+    def insert_episodes(self, episodes: Sequence[EpisodeRow]) -> list[tuple[EpisodeRow, bool]]:
+        """``insert_episode`` for many, in one transaction."""
+        ...
+
     def set_episode_status(
         self, episode_id: str, status: str, extractor: str | None, error: str | None
     ) -> None: ...
 
     def write(self, work: Callable[[StoreReader], WritePlan]) -> WritePlan:
         """Run ``work`` in one serialised write transaction and apply the plan it returns."""
+        ...
+
+    def write_many(self, works: Sequence[Callable[[StoreReader], WritePlan]]) -> list[WritePlan]:
+        """Several units of work, each seeing the ones before it, committed together."""
         ...
 
     # reads -------------------------------------------------------------------
@@ -279,6 +287,13 @@ class GraphStore(Protocol):
         self, fact_ids: Sequence[str], view: TimeView | None = None
     ) -> list[FactRecord]:
         """Full records, in the order given; with a view, only the facts valid in it."""
+        ...
+
+    def fact_stubs(
+        self, fact_ids: Sequence[str], view: TimeView
+    ) -> list[tuple[str, str, str | None, int, float]]:
+        """Cheap rows for ranking: (id, subject id, object id, valid_from, confidence) of the
+        facts valid in ``view``."""
         ...
 
     def links(self, fact_ids: Sequence[str]) -> list[LinkRow]:

@@ -43,6 +43,7 @@ class VectorMatrix:
     ids: list[str] = field(default_factory=list)
     high_rowid: int = 0
     epoch: str = ""
+    seen: tuple[int, int] = (-1, -1)
     _chunks: list[Vector] = field(default_factory=list)
     _matrix: Vector | None = None
 

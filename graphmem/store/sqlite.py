@@ -31,7 +31,7 @@ from ._base import (
     WritePlan,
 )
 from ._sqlite_schema import MIGRATIONS
-from ._vectors import VectorMatrix, from_blob, to_blob
+from ._vectors import VectorMatrix, from_blob, to_blob, top_k
 
 __all__ = ["SQLiteStore"]
 
@@ -128,15 +128,12 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 OR-query of the text's words (stop words dropped), each quoted: no syntax leaks."""
+def fts_words(text: str) -> list[str]:
+    """The text's words for an FTS5 OR-query (stop words dropped); each is quoted later."""
     words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
     if not words:
         words = _WORD.findall(text.lower())
-    if not words:
-        return None
-    unique = list(dict.fromkeys(words))[:32]
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in unique)
+    return list(dict.fromkeys(words))[:32]
 
 
 class SQLiteStore:
@@ -149,7 +146,8 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._vectors: dict[tuple[str, str], VectorMatrix] = {}
         self._data_version = -1
-        self._writes = 0
+        self._write_count = 0
+        self._counts: dict[str, tuple[tuple[int, tuple[str, int]], int]] = {}
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -174,6 +172,8 @@ class SQLiteStore:
             conn.execute("PRAGMA busy_timeout = 60000")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA cache_size = -65536")  # 64 MiB page cache
+            conn.execute("PRAGMA temp_store = MEMORY")
             conn.execute("PRAGMA foreign_keys = OFF")
             tables = {
                 row[0]
@@ -194,6 +194,7 @@ class SQLiteStore:
                 f"(it has tables {sorted(tables)[:5]}); refusing to modify it"
             )
         self._conn = conn
+        self._create_vocab_tables()
 
     def close(self) -> None:
         with self._lock:
@@ -233,7 +234,17 @@ class SQLiteStore:
                     conn.execute("ROLLBACK")
                     raise SchemaError(f"migration {version} ({name}) failed: {exc}") from exc
                 applied.append(f"{version}: {name}")
+            self._create_vocab_tables()
         return applied
+
+    def _create_vocab_tables(self) -> None:
+        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master")}
+        for table in ("facts", "entities", "episodes"):
+            if f"{table}_fts" in tables:
+                self.conn.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab "
+                    f"USING fts5vocab(main, '{table}_fts', 'row')"
+                )
 
     def migration_status(self) -> list[MigrationInfo]:
         with self._lock:
@@ -282,30 +293,53 @@ class SQLiteStore:
 
     # ------------------------------------------------------------------ episodes
     def insert_episode(self, episode: EpisodeRow) -> tuple[EpisodeRow, bool]:
+        return self.insert_episodes([episode])[0]
+
+    def insert_episodes(self, episodes: Sequence[EpisodeRow]) -> list[tuple[EpisodeRow, bool]]:
+        out: list[tuple[EpisodeRow, bool]] = []
         with self._lock:
-            cur = self._execute(
-                "INSERT OR IGNORE INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    episode.id,
-                    episode.group_id,
-                    episode.source,
-                    episode.kind,
-                    episode.content,
-                    episode.reference_time,
-                    episode.ingested_at,
-                    episode.content_hash,
-                    episode.status,
-                    episode.extractor,
-                    episode.error,
-                    json.dumps(episode.metadata, ensure_ascii=False, default=str),
-                ),
-            )
-            created = cur.rowcount == 1
-            if created:
-                self._writes += 1
-            stored = self.get_episode(episode.id)
+            conn = self.conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                for episode in episodes:
+                    out.append(self._insert_episode(conn, episode))
+                conn.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise StoreError(f"could not store episodes in {self.path}: {exc}") from exc
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return out
+
+    def _insert_episode(
+        self, conn: sqlite3.Connection, episode: EpisodeRow
+    ) -> tuple[EpisodeRow, bool]:
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                episode.id,
+                episode.group_id,
+                episode.source,
+                episode.kind,
+                episode.content,
+                episode.reference_time,
+                episode.ingested_at,
+                episode.content_hash,
+                episode.status,
+                episode.extractor,
+                episode.error,
+                json.dumps(episode.metadata, ensure_ascii=False, default=str),
+            ),
+        )
+        created = cur.rowcount == 1
+        if created:
+            return episode, True
+        stored = _Reader(conn).get_episode(episode.id)
         assert stored is not None
-        return stored, created
+        return stored, False
 
     def set_episode_status(
         self, episode_id: str, status: str, extractor: str | None, error: str | None
@@ -351,16 +385,34 @@ class SQLiteStore:
 
     # ------------------------------------------------------------------ the write unit
     def write(self, work: Callable[[StoreReader], WritePlan]) -> WritePlan:
+        return self.write_many([work])[0]
+
+    def write_many(self, works: Sequence[Callable[[StoreReader], WritePlan]]) -> list[WritePlan]:
+        if not works:
+            return []
         with self._lock:
             conn = self.conn
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.DatabaseError as exc:
                 raise StoreError(f"could not start a write on {self.path}: {exc}") from exc
+            plans: list[WritePlan] = []
             try:
-                plan = work(_Reader(conn))
-                self._apply(conn, plan)
+                reader = _Reader(conn)
+                for work in works:
+                    plan = work(reader)
+                    self._apply(conn, plan)
+                    plans.append(plan)
+                deleted = any(p.delete_fact_ids or p.delete_entity_ids for p in plans)
+                if deleted:
+                    # Deleted rows invalidate every process's cached vector matrix.
+                    conn.execute(
+                        "INSERT INTO graphmem_meta VALUES ('vector_epoch', ?) "
+                        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                        (make_id("epoch", str(utcnow()), str(os.getpid())),),
+                    )
                 conn.execute("COMMIT")
+                self._write_count += 1
             except sqlite3.DatabaseError as exc:
                 conn.execute("ROLLBACK")
                 raise StoreError(f"write failed on {self.path}: {exc}") from exc
@@ -368,10 +420,9 @@ class SQLiteStore:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-            self._writes += 1
-            if plan.delete_fact_ids or plan.delete_entity_ids:
+            if deleted:
                 self._vectors.clear()
-            return plan
+            return plans
 
     def _apply(self, conn: sqlite3.Connection, plan: WritePlan) -> None:
         # Deletions first (forget), then inserts and updates.
@@ -546,34 +597,100 @@ class SQLiteStore:
         if cache is None or cache.dim != dim:
             cache = VectorMatrix(dim=dim, epoch=self.get_meta("vector_epoch") or "")
             self._vectors[key] = cache
+        seen = (self._data_version, self._write_count)
+        if cache.seen == seen:
+            return cache  # nothing committed since the last look
+        # New rows only: a rowid range scan, the group filtered here (cheap for appends).
         rows = self._execute(
-            f"SELECT rowid, id, embedding FROM {table} WHERE group_id = ? AND rowid > ? "
-            "AND embedding IS NOT NULL ORDER BY rowid",
-            (group_id, cache.high_rowid),
+            f"SELECT rowid, id, embedding, group_id FROM {table} WHERE rowid > ? ORDER BY rowid",
+            (cache.high_rowid,),
         ).fetchall()
-        cache.append([(r[0], r[1], r[2]) for r in rows if len(r[2]) == dim * 4])
+        cache.append(
+            [(r[0], r[1], r[2]) for r in rows
+             if r[3] == group_id and r[2] is not None and len(r[2]) == dim * 4]
+        )
+        if rows:
+            cache.high_rowid = max(cache.high_rowid, rows[-1][0])
+        cache.seen = seen
         return cache
 
-    def vector_facts(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
+    def _vector_search(
+        self, table: str, group_id: str, vector: Vector, n: int
+    ) -> list[tuple[str, float]]:
         with self._lock:
             self._sync_vectors()
-            return self._matrix("facts", group_id, vector.shape[0]).search(vector, n)
+            cache = self._matrix(table, group_id, vector.shape[0])
+            ids, matrix = cache.ids, cache.matrix()
+        # The product runs outside the lock (numpy releases the GIL): full-text queries of the
+        # same recall proceed on the connection meanwhile.
+        return [(ids[i], score) for i, score in top_k(matrix, vector, n) if i < len(ids)]
+
+    def vector_facts(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
+        return self._vector_search("facts", group_id, vector, n)
 
     def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
-        with self._lock:
-            self._sync_vectors()
-            return self._matrix("entities", group_id, vector.shape[0]).search(vector, n)
+        return self._vector_search("entities", group_id, vector, n)
+
+    def _selective_terms(self, table: str, words: list[str]) -> list[str]:
+        """Drop words whose postings are huge: they cost most and carry least (low IDF).
+
+        Only at scale (a word in more than 2% of rows and in more than 1,000 rows); the two
+        rarest words are always kept. Porter stems are found as the longest vocabulary entry
+        that is a prefix of the word.
+        """
+        total = self._row_count(table)
+        if total < 2000 or len(words) <= 2:
+            return words
+        frequency: dict[str, int] = {}
+        for word in words:
+            prefixes = [word[:n] for n in range(len(word), 2, -1)] or [word]
+            rows = self._execute(
+                f"SELECT term, doc FROM temp.{table}_vocab WHERE term IN ({_marks(len(prefixes))})",
+                prefixes,
+            ).fetchall()
+            best = max(rows, key=lambda r: len(r[0]), default=None)
+            frequency[word] = int(best[1]) if best is not None else 0
+        limit = max(0.02 * total, 1000)
+        keep = [w for w in words if frequency[w] <= limit]
+        rarest = sorted(words, key=lambda w: frequency[w])[:2]
+        return [w for w in words if w in keep or w in rarest]
+
+    def _row_count(self, table: str) -> int:
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        key = (table, self._write_count)
+        cached = self._counts.get(table)
+        if cached is None or cached[0] != (version, key):
+            count = int(self._execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0)
+            self._counts[table] = ((version, key), count)
+            return count
+        return cached[1]
 
     def _text(self, table: str, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
-        match = fts_query(query)
-        if match is None:
+        words = fts_words(query)
+        if not words:
             return []
-        rows = self._all(
-            f"SELECT t.id, -bm25({table}_fts) FROM {table}_fts "
-            f"JOIN {table} t ON t.rowid = {table}_fts.rowid "
-            f"WHERE {table}_fts MATCH ? AND t.group_id = ? ORDER BY bm25({table}_fts) LIMIT ?",
-            (match, group_id, n),
-        )
+        with self._lock:
+            words = self._selective_terms(table, words)
+            match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+            # Rank inside FTS first (cheap), then join for the group; widen if groups starve it.
+            for depth in (4 * n, 64 * n):
+                rows = self._execute(
+                    f"SELECT t.id, r.score FROM (SELECT rowid AS rid, -rank AS score "
+                    f"FROM {table}_fts WHERE {table}_fts MATCH ? ORDER BY rank LIMIT ?) r "
+                    f"JOIN {table} t ON t.rowid = r.rid WHERE t.group_id = ? "
+                    f"ORDER BY r.score DESC LIMIT ?",
+                    (match, depth, group_id, n),
+                ).fetchall()
+                if len(rows) >= n:
+                    break
+            else:
+                rows = self._execute(
+                    f"SELECT t.id, -bm25({table}_fts) FROM {table}_fts "
+                    f"JOIN {table} t ON t.rowid = {table}_fts.rowid "
+                    f"WHERE {table}_fts MATCH ? AND t.group_id = ? "
+                    f"ORDER BY bm25({table}_fts) LIMIT ?",
+                    (match, group_id, n),
+                ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def text_facts(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
@@ -596,9 +713,11 @@ class SQLiteStore:
     def find_entities_by_ids(self, group_id: str, entity_ids: Sequence[str]) -> list[EntityRecord]:
         out: list[EntityRecord] = []
         for chunk in _chunks(list(dict.fromkeys(entity_ids))):
+            # By primary key only: a group_id condition makes SQLite scan the group's index.
             rows = self._all(
-                f"SELECT * FROM entities WHERE group_id = ? AND id IN ({_marks(len(chunk))})",
-                [group_id, *chunk],
+                "SELECT id, group_id, name, type, aliases, summary FROM entities "
+                f"WHERE id IN ({_marks(len(chunk))})",
+                chunk,
             )
             out.extend(
                 EntityRecord(
@@ -609,6 +728,7 @@ class SQLiteStore:
                     summary=r["summary"],
                 )
                 for r in rows
+                if r["group_id"] == group_id
             )
         return out
 
@@ -627,11 +747,13 @@ class SQLiteStore:
             for chunk in _chunks(ids, 400):
                 names = {f"e{i}": v for i, v in enumerate(chunk)}
                 marks = ",".join(f":{k}" for k in names)
+                # Two indexed lookups (subject, object) instead of an OR that scans.
                 rows = self._all(
                     f"SELECT f.id, f.subject_id, f.object_id FROM facts f "
-                    f"WHERE f.group_id = :g AND (f.subject_id IN ({marks}) "
-                    f"OR f.object_id IN ({marks})) AND {_VIEW_SQL} "
-                    f"ORDER BY f.valid_from DESC LIMIT :lim",
+                    f"WHERE f.group_id = :g AND f.subject_id IN ({marks}) AND {_VIEW_SQL} "
+                    f"UNION ALL SELECT f.id, f.subject_id, f.object_id FROM facts f "
+                    f"WHERE f.object_id IN ({marks}) AND f.group_id = :g AND {_VIEW_SQL} "
+                    f"LIMIT :lim",
                     {**params, **names, "lim": limit},
                 )
                 for fact_id, subject_id, object_id in rows:
@@ -662,6 +784,20 @@ class SQLiteStore:
                 record = _fact_record(row, view)
                 found[record.id] = record
         return [found[i] for i in wanted if i in found]
+
+    def fact_stubs(
+        self, fact_ids: Sequence[str], view: TimeView
+    ) -> list[tuple[str, str, str | None, int, float]]:
+        out: list[tuple[str, str, str | None, int, float]] = []
+        for chunk in _chunks(list(dict.fromkeys(fact_ids)), 400):
+            names = {f"i{i}": v for i, v in enumerate(chunk)}
+            rows = self._all(
+                "SELECT f.id, f.subject_id, f.object_id, f.valid_from, f.confidence FROM facts f "
+                f"WHERE f.id IN ({','.join(':' + k for k in names)}) AND {_VIEW_SQL}",
+                {**names, "at": view.at, "known": view.known},
+            )
+            out.extend((r[0], r[1], r[2], r[3], r[4]) for r in rows)
+        return out
 
     def links(self, fact_ids: Sequence[str]) -> list[LinkRow]:
         out: dict[tuple[str, str, str], LinkRow] = {}

@@ -1,0 +1,79 @@
+"""Shared bench helpers: precomputed-vector embedder, synthetic corpora, percentiles, RSS."""
+
+from __future__ import annotations
+
+import json
+import resource
+import zlib
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import numpy.typing as npt
+
+
+class PrecomputedEmbedder:
+    """Vectors looked up, not computed: the bench measures graphmem, not a model.
+
+    Each text maps to a fixed random unit vector (seeded by its CRC), like a cache of
+    precomputed all-MiniLM-L6-v2 embeddings would.
+    """
+
+    def __init__(self, dim: int = 384, pool: int = 4096) -> None:
+        self.dim = dim
+        self.name = f"precomputed-{dim}"
+        rng = np.random.default_rng(7)
+        table = rng.standard_normal((pool, dim)).astype(np.float32)
+        self.table = table / np.linalg.norm(table, axis=1, keepdims=True)
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        idx = [zlib.crc32(t.encode()) % len(self.table) for t in texts]
+        return self.table[idx]
+
+
+def robot_records(n: int, start: int = 0) -> list[dict[str, object]]:
+    """n grasp episodes, 10 facts each (9 scalar leaves + 2 list items - subject)."""
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    rng = np.random.default_rng(start + 1)
+    objects = ["red mug", "blue bowl", "sponge", "bottle", "plate", "fork", "apple", "box"]
+    out: list[dict[str, object]] = []
+    for i in range(start, start + n):
+        force = float(np.round(rng.uniform(5, 20), 2))
+        rec = {
+            "episode": i,
+            "task": "grasp",
+            "object": objects[i % len(objects)],
+            "success": bool(force < 14 and rng.random() > 0.2),
+            "params": {
+                "force_peak": force,
+                "approach_speed": float(np.round(rng.uniform(0.05, 0.4), 3)),
+                "grip_width": float(np.round(rng.uniform(0.02, 0.1), 3)),
+            },
+            "duration_s": float(np.round(rng.uniform(2, 9), 2)),
+            "operator": f"op{i % 7}",
+            "tags": ["lab", f"table{i % 3}"],
+        }
+        out.append(
+            {
+                "content": json.dumps(rec),
+                "kind": "json",
+                "source": "bench.jsonl",
+                "reference_time": base + timedelta(seconds=i),
+            }
+        )
+    return out
+
+
+def percentiles(samples: Sequence[float]) -> dict[str, float]:
+    arr = np.asarray(samples) * 1000.0
+    return {
+        "p50_ms": round(float(np.percentile(arr, 50)), 2),
+        "p95_ms": round(float(np.percentile(arr, 95)), 2),
+        "p99_ms": round(float(np.percentile(arr, 99)), 2),
+        "mean_ms": round(float(arr.mean()), 2),
+    }
+
+
+def rss_mb() -> float:
+    """Peak resident set size of this process (Linux reports KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
