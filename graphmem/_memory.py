@@ -55,7 +55,22 @@ _ROLE_SPEAKERS = {"user": None, "human": None, "assistant": "assistant", "ai": "
 def _group(group_id: object) -> str:
     if not isinstance(group_id, str) or not group_id.strip():
         raise InputError(f"group_id must be a non-empty string, got {group_id!r}")
-    return group_id
+    return _text(group_id, "group_id")
+
+
+def _text(value: object, name: str, *, empty: bool = False) -> str:
+    """A string argument every store can hold: UTF-8 encodable (no lone surrogates)."""
+    if not isinstance(value, str):
+        raise InputError(f"{name} must be a string, got {type(value).__name__}")
+    if not empty and not value.strip():
+        raise InputError(f"{name} must be a non-empty string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"{name} is not valid Unicode text (lone surrogate at position {exc.start})"
+        ) from None
+    return value
 
 
 class GraphMemory:
@@ -199,7 +214,13 @@ class GraphMemory:
     ) -> list[IngestResult]:
         """Bulk ingest. Every item is validated before anything is written."""
         rows: list[tuple[EpisodeRow, str | Extractor | None]] = []
+        if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+            raise InputError(
+                f"add_episodes takes a list of episodes (mappings), got {type(items).__name__}"
+            )
         for index, item in enumerate(items):
+            if not isinstance(item, Mapping | EpisodeRecord):
+                raise InputError(f"episode {index}: must be a mapping, got {type(item).__name__}")
             data = item.model_dump() if isinstance(item, EpisodeRecord) else dict(item)
             try:
                 allowed = {
@@ -254,11 +275,23 @@ class GraphMemory:
         group_id = _group(group_id)
         if not isinstance(subject, str) or not subject.strip():
             raise InputError("subject must be a non-empty string")
+        _text(subject, "subject")
         canon = normalize_predicate(predicate)
+        for name, text_arg in (("source", source), ("statement", statement)):
+            if text_arg is not None:
+                _text(text_arg, name, empty=True)
+        if replaces is not None:
+            _text(replaces, "replaces")
+        if isinstance(value, str):
+            _text(value, "value", empty=True)
+        if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+            raise InputError(f"confidence must be a number, got {type(confidence).__name__}")
         if object is not None and value is not None:
             raise InputError("give either object (an entity name) or value (a literal), not both")
         if object is not None and (not isinstance(object, str) or not object.strip()):
             raise InputError("object must be a non-empty string (an entity name)")
+        if object is not None:
+            _text(object, "object")
         if object is None and value is None and not negated:
             raise InputError("add_fact needs an object or a value (or negated=True)")
         if value is not None and not isinstance(value, str | int | float | bool):
@@ -273,7 +306,10 @@ class GraphMemory:
         end = require_aware(valid_to, "valid_to")
         if start is not None and end is not None and end <= start:
             raise InputError("valid_to must be after valid_from")
-        target = object if object is not None else ("" if value is None else str(value))
+        try:
+            target = object if object is not None else ("" if value is None else str(value))
+        except ValueError as exc:  # an int too long to print (sys.get_int_max_str_digits)
+            raise InputError(f"value cannot be stored: {exc}") from None
         text = statement or _fact_statement(subject, canon, target, negated)
         kind = "negate" if negated else "correct" if correction else "assert"
         digest = content_hash(
@@ -311,6 +347,11 @@ class GraphMemory:
             replaces=replaces,
             confidence=float(confidence),
         )
+        # The checks extraction makes (NaN, valid_to before the implied valid_from), before the
+        # provenance episode is written: a rejected call leaves the store as it was.
+        prepare_facts(
+            [fact], reference_time=row.reference_time, predicates=self.predicates, strict=True
+        )
         return self._ingest(row, _Fixed(Extraction(facts=[fact])))
 
     def reprocess(
@@ -341,6 +382,11 @@ class GraphMemory:
             raise InputError(f"kind must be one of {', '.join(EPISODE_KINDS)}, got {kind!r}")
         if source is not None and not isinstance(source, str):
             raise InputError(f"source must be a string, got {type(source).__name__}")
+        _text(content, "content")
+        if source is not None:
+            _text(source, "source", empty=True)
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InputError(f"metadata must be a mapping, got {type(metadata).__name__}")
         if kind == "json":
             parse_json_record(content)
         if isinstance(reference_time, str):
@@ -351,8 +397,9 @@ class GraphMemory:
         meta = dict(metadata or {})
         try:
             meta_text = json.dumps(meta, sort_keys=True, ensure_ascii=False)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise InputError(f"metadata must be JSON-serialisable: {exc}") from None
+        _text(meta_text, "metadata", empty=True)
         digest = content_hash(
             kind, source or "", content, when.isoformat() if when else "", meta_text
         )
@@ -371,6 +418,10 @@ class GraphMemory:
     def _extractor(self, choice: str | Extractor | None, kind: str) -> Extractor:
         choice = choice if choice is not None else self.default_extractor
         if not isinstance(choice, str):
+            if not callable(getattr(choice, "extract", None)):
+                raise InputError(
+                    f"extractor must be a name or an Extractor, got {type(choice).__name__}"
+                )
             return choice
         key = f"{choice}:{'json' if kind == 'json' else 'text'}"
         if key not in self._extractors:
@@ -430,6 +481,21 @@ class GraphMemory:
 
         def make_work(item: _Pending) -> Callable[[StoreReader], WritePlan]:
             def work(reader: StoreReader) -> WritePlan:
+                # Another writer may have finished (or forgotten) this episode while it was
+                # being extracted here: writing it again would count its evidence twice.
+                current = reader.get_episode(item.row.id)
+                if current is None:
+                    outcomes[item.index] = IngestResult(
+                        episode_id=item.row.id,
+                        status="failed",
+                        error="the episode was forgotten while it was being ingested",
+                    )
+                    return WritePlan()
+                if current.status == "extracted":
+                    outcomes[item.index] = IngestResult(
+                        episode_id=item.row.id, status="extracted", already_present=True
+                    )
+                    return WritePlan()
                 plan, result = build_plan(
                     reader,
                     group_id=item.row.group_id,
@@ -462,8 +528,22 @@ class GraphMemory:
         return [r for r in results if r is not None]
 
     def _extract(self, pending: Sequence[_Pending]) -> Sequence[_Pending]:
-        """Run each episode's extractor; failures mark the episode ``failed``, input is kept."""
-        for item in pending:
+        """Run each episode's extractor; failures mark the episode ``failed``, input is kept.
+
+        Model-backed extractors (``needs_context``: llm, langchain) run on up to
+        ``settings.llm_concurrency`` threads; they share the extractor's rate limiter and budget.
+        """
+        remote = [p for p in pending if p.extractor.needs_context]
+        workers = min(max(1, self.settings.llm_concurrency), len(remote))
+        if workers > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="graphmem-llm") as pool:
+                list(pool.map(self._extract_one, remote))  # re-raises a worker's exception
+            local = [p for p in pending if not p.extractor.needs_context]
+        else:
+            local = list(pending)
+        for item in local:
             self._extract_one(item)
         return pending
 
@@ -591,6 +671,7 @@ class GraphMemory:
     def _entity_ids(self, group_id: str, entity: str) -> list[str]:
         if not isinstance(entity, str) or not entity.strip():
             raise InputError("entity must be a non-empty string")
+        _text(entity, "entity")
         found = self._ready().find_entities(group_id, [entity_key(entity)])
         return [e.id for e in found]
 
@@ -623,7 +704,7 @@ class GraphMemory:
         return store.list_facts(group_id, entity_ids=ids, view=view)
 
     def episode(self, episode_id: str) -> EpisodeRecord | None:
-        found = self._ready().episodes([episode_id])
+        found = self._ready().episodes([_text(episode_id, "episode_id")])
         return found[0] if found else None
 
     # ------------------------------------------------------------------ forget and admin
@@ -644,6 +725,7 @@ class GraphMemory:
         now = to_ms(utcnow())
         functional = {p.name: p.cardinality == "one" for p in self.predicates}
         if episode_id is not None:
+            _text(episode_id, "episode_id")
             ep = store.get_episode(episode_id)
             if ep is None or ep.group_id != group_id:
                 raise InputError(f"no episode {episode_id!r} in group {group_id!r}")

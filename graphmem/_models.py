@@ -196,7 +196,7 @@ class RecallResult(_Model):
         for hit in hits:
             span = _span(hit.valid_from, hit.valid_to)
             line = f"- {hit.statement} [{span}]"
-            if hit.valid_to is not None:
+            if hit.valid_to is not None and hit.valid_to <= (self.as_of or _now()):
                 line += " (no longer true)"
             lines.append(line)
             for old in hit.superseded:
@@ -207,6 +207,12 @@ class RecallResult(_Model):
             for other in hit.contradicts:
                 lines.append(f"    CONFLICT with: {other.statement} (unresolved)")
         return "\n".join(lines)
+
+
+def _now() -> datetime:
+    from ._time import utcnow
+
+    return utcnow()
 
 
 def _span(start: datetime, end: datetime | None) -> str:

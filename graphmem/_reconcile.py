@@ -128,14 +128,41 @@ class TimelineState:
 
     # ------------------------------------------------------------------ applying candidates
     def apply(self, cand: Candidate) -> Outcome:
+        cand = self._check_claim(cand)
         claim = cand.claim
-        if claim is not None and claim.fact_id is not None and claim.fact_id not in self.facts:
-            claim = None  # unknown or foreign fact id: the rules decide alone
         if cand.kind == "negate" or (claim is not None and claim.relation == "negates"):
             return self._negate(cand, claim)
         if cand.kind == "correct" or (claim is not None and claim.relation == "corrects"):
             return self._correct(cand, claim)
         return self._assert(cand, claim)
+
+    def _check_claim(self, cand: Candidate) -> Candidate:
+        """Keep an extractor's claim only where the rules allow it; else the rules decide alone.
+
+        Dropped: a claim without a fact id, or with an id outside this (subject, predicate)
+        timeline (unknown, foreign or expired); ``supersedes`` on a multi-valued predicate
+        (values accumulate there); ``same_as``/``negates`` naming a different value than the
+        fact it points at. A dropped ``negates``/``corrects`` still negates/corrects by value.
+        """
+        claim = cand.claim
+        if claim is None:
+            return cand
+        target = self.facts.get(claim.fact_id) if claim.fact_id is not None else None
+        keep = target is not None and target.id not in self.expired
+        if keep and claim.relation == "supersedes" and not self.functional:
+            keep = False
+        if (
+            keep
+            and target is not None
+            and claim.relation in ("same_as", "negates")
+            and cand.value_key
+            and self.value_keys.get(target.id) != cand.value_key
+        ):
+            keep = False
+        if keep:
+            return cand
+        kind = {"negates": "negate", "corrects": "correct"}.get(claim.relation, cand.kind)
+        return replace(cand, claim=None, kind=kind)
 
     def _find_duplicate(self, cand: Candidate, claim: Claim | None) -> FactRow | None:
         if claim is not None and claim.relation == "same_as" and claim.fact_id in self.facts:
@@ -155,7 +182,7 @@ class TimelineState:
                     if cand.valid_from <= f.valid_from < fact.valid_from
                     and self.value_keys.get(f.id) != cand.value_key
                 ]
-                if not between and (not self.functional or self._is_slot_head(fact)):
+                if not self.functional or (not between and self._is_slot_head(fact)):
                     return fact
         return None
 

@@ -18,10 +18,12 @@ from ._filters import matches, parse_filters
 from ._ids import entity_key
 from ._models import EpisodeRef, FactHit, RecallResult
 from .store._base import GraphStore, TimeView
+from .store.sqlite import _STOP, fts_words
 
 __all__ = ["RawSearch", "RetrievalConfig", "Retriever"]
 
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 
 
 @dataclass
@@ -32,6 +34,9 @@ class RetrievalConfig:
     use_fulltext: bool = True
     use_names: bool = True
     use_expansion: bool = True
+    # Episodes next to a hit in the same conversation (arrival order) as context; part of the
+    # graph expansion, so use_expansion=False switches it off too.
+    use_context: bool = True
     seed_n: int = 50
     expand_limit: int = 300
     rrf_k: float = 60.0
@@ -40,6 +45,24 @@ class RetrievalConfig:
     recency_weight: float = 0.15
     confidence_weight: float = 0.1
     episode_weight: float = 1.0
+    # Episode ranking: full-text score (scaled to the best hit = 1), plus context_weight x the
+    # best neighbour's score, x (1 + speaker_weight) for episodes spoken by someone the query
+    # names, plus fact_episode_weight x the score (scaled) of the best returned fact they support.
+    context_weight: float = 0.6
+    context_window: int = 1
+    speaker_weight: float = 0.5
+    fact_episode_weight: float = 0.5
+    episode_n: int = 100
+    # A fact is returned only with direct support from the query: a full-text hit on the words
+    # that are not names of entities/speakers the query names, or a vector similarity of at least
+    # min_fact_similarity, or (query of names only) a fact about a named entity; or filters.
+    # Facts about an entity the query names are returned even when its other words do not point
+    # at them ("Maya: what should you bring me?" → what Maya prefers): all of them (up to k) by
+    # default, or only the named_fact_limit latest (0: only facts the words point at, which
+    # keeps a hub entity's many facts from crowding out the rest; bench/locomo.py "focused").
+    require_fact_support: bool = True
+    min_fact_similarity: float = 0.75
+    named_fact_limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -77,13 +100,27 @@ def _rrf(ranked: list[tuple[str, float]], k: float) -> dict[str, float]:
     return {item: 1.0 / (k + rank) for rank, (item, _score) in enumerate(ranked, start=1)}
 
 
+def _words(text: str) -> list[str]:
+    """Words, with a possessive 's dropped ("Caroline's" → "Caroline")."""
+    return [_POSSESSIVE.sub("", w) for w in _WORD.findall(text)]
+
+
 def _name_keys(query: str) -> list[str]:
-    words = _WORD.findall(query)
+    words = _words(query)
     keys: list[str] = []
     for size in (3, 2, 1):
         for i in range(len(words) - size + 1):
             keys.append(entity_key(" ".join(words[i : i + size])))
     return list(dict.fromkeys(k for k in keys if len(k) > 1))
+
+
+def _without(query: str, words: set[str]) -> str:
+    """The query less the given (lower-case) words; empty when nothing but stop words remain."""
+    if not words:
+        kept = query
+    else:
+        kept = " ".join(w for w in _words(query) if w.lower() not in words)
+    return kept if fts_words(kept) and any(w not in _STOP for w in fts_words(kept)) else ""
 
 
 class Retriever:
@@ -135,21 +172,48 @@ class Retriever:
         if cfg.use_vectors and query.strip():
             # Embedding and the two vector top-k run beside the full-text queries.
             vector_job = _pool().submit(self._vector_seeds, query, group_id, n)
+
+        # Names in the query are seeds, not keywords: an entity it names seeds the expansion and
+        # a speaker it names marks that speaker's episodes. Their words are left out of the
+        # full-text queries (when other words remain), where they would mostly match noise
+        # ("Hi Caroline!") and where they cannot tell which of a person's facts is asked about.
+        keys = _name_keys(query) if cfg.use_names else []
+        named = store.find_entities(group_id, keys) if keys else []
+        speaker_keys: set[str] = set()
+        if keys:
+            speakers_of = getattr(store, "speakers", None)
+            group_speakers = speakers_of(group_id) if speakers_of is not None else {}
+            speaker_keys = {key for key in keys if key in group_speakers}
+        name_words = {w.lower() for e in named for w in _words(e.name)}
+        speaker_words = {w for key in speaker_keys for w in _WORD.findall(key)}
+        content_query = _without(query, name_words | speaker_words)
+        episode_query = _without(query, speaker_words)
+
+        fact_support: set[str] = set()
         if cfg.use_fulltext:
-            fact_lists.append(_rrf(store.text_facts(group_id, query, n), cfg.rrf_k))
+            text_hits = store.text_facts(group_id, content_query or query, n)
+            if content_query:
+                fact_support.update(fid for fid, _ in text_hits)
+            fact_lists.append(_rrf(text_hits, cfg.rrf_k))
             entity_lists.append(
                 _rrf(store.text_entities(group_id, query, cfg.seed_n // 2), cfg.rrf_k)
             )
-            episodes = store.text_episodes(group_id, query, max(cfg.seed_n, 3 * k))
-            raw.episode_scores = {
-                eid: cfg.episode_weight * s for eid, s in _rrf(episodes, cfg.rrf_k).items()
-            }
+            episodes = store.text_episodes(
+                group_id, episode_query or query, max(cfg.episode_n, 3 * k)
+            )
+            best = max((s for _, s in episodes), default=0.0)
+            if best > 0:
+                raw.episode_scores = {
+                    eid: cfg.episode_weight * s / best for eid, s in episodes if s > 0
+                }
         if vector_job is not None:
             facts_by_vector, entities_by_vector = vector_job.result()
             fact_lists.append(_rrf(facts_by_vector, cfg.rrf_k))
             entity_lists.append(_rrf(entities_by_vector, cfg.rrf_k))
-        if cfg.use_names:
-            named = store.find_entities(group_id, _name_keys(query))
+            fact_support.update(
+                fid for fid, sim in facts_by_vector if sim >= cfg.min_fact_similarity
+            )
+        if named:
             # An entity named in the query is the strongest seed there is.
             entity_lists.append({e.id: 2.0 / (cfg.rrf_k + 1) for e in named})
 
@@ -172,13 +236,15 @@ class Retriever:
         # Facts seen first, valid in the view (the time filter happens in the store).
         stubs = {r[0]: Stub(*r) for r in store.fact_stubs(list(fused), view)}
         # Subjects and objects of the best facts seed the expansion too.
-        best = sorted(stubs.values(), key=lambda r: -fused[r.id])[: max(k, 10)]
-        for stub in best:
+        best_facts = sorted(stubs.values(), key=lambda r: -fused[r.id])[: max(k, 10)]
+        for stub in best_facts:
             for eid in (stub.subject_id, stub.object_id or ""):
                 if eid:
                     entity_scores[eid] = max(entity_scores.get(eid, 0.0), 0.5 * fused[stub.id])
 
         graph: dict[str, float] = defaultdict(float)
+        named_ids = {e.id for e in named}
+        about_named: set[str] = set()
         if cfg.use_expansion and hops > 0 and entity_scores:
             seeds = sorted(entity_scores, key=lambda e: -entity_scores[e])[:50]
             expanded = store.expand(group_id, seeds, hops, view, cfg.expand_limit)
@@ -187,9 +253,24 @@ class Retriever:
             missing = [fid for fid, _, _ in expanded if fid not in stubs]
             for row in store.fact_stubs(missing, view):
                 stubs[row[0]] = Stub(*row)
+        if named_ids:
+            about_named = {
+                s.id for s in stubs.values() if {s.subject_id, s.object_id} & named_ids
+            }
 
         if passing is not None:
             stubs = {fid: r for fid, r in stubs.items() if r.subject_id in passing}
+        elif cfg.require_fact_support:
+            if not content_query or cfg.named_fact_limit is None:
+                fact_support |= about_named  # "Alice": Alice's facts are what is asked for
+            elif cfg.named_fact_limit > 0:
+                # The latest first: what is true of them now is the likeliest to matter.
+                extra = sorted(
+                    (f for f in about_named - fact_support if f in stubs),
+                    key=lambda f: (-stubs[f].valid_from, -fused.get(f, 0.0), f),
+                )
+                fact_support.update(extra[: cfg.named_fact_limit])
+            stubs = {fid: r for fid, r in stubs.items() if fid in fact_support}
 
         lo = min((r.valid_from for r in stubs.values()), default=0)
         hi = max((r.valid_from for r in stubs.values()), default=0)
@@ -205,7 +286,35 @@ class Retriever:
             raw.fact_scores[fid] = score
         raw.stubs = stubs
         raw.entity_scores = dict(entity_scores)
+        if raw.episode_scores and (cfg.use_context or speaker_keys):
+            self._episode_context(raw, speaker_keys)
         return raw
+
+    def _episode_context(self, raw: RawSearch, speaker_keys: set[str]) -> None:
+        """Neighbouring turns as context, and the speaker cue, on the full-text episode scores."""
+        cfg = self.config
+        context_of = getattr(self.store, "episode_context", None)
+        if context_of is None:
+            return
+        window = cfg.context_window if cfg.use_context and cfg.use_expansion else 0
+        base = raw.episode_scores
+        speakers, neighbours = context_of(list(base), window)
+        lift: dict[str, float] = {}
+        if window > 0 and cfg.context_weight > 0:
+            # Each episode gets context_weight x its best neighbour's score (a hit's neighbours
+            # come in as candidates that way too).
+            for eid, near in neighbours.items():
+                score = cfg.context_weight * base.get(eid, 0.0)
+                for other in near:
+                    if score > lift.get(other, 0.0):
+                        lift[other] = score
+        scores = {e: base.get(e, 0.0) + lift.get(e, 0.0) for e in {*base, *lift}}
+        if speaker_keys and cfg.speaker_weight > 0:
+            for eid in scores:
+                who = speakers.get(eid)
+                if who and entity_key(who) in speaker_keys:
+                    scores[eid] *= 1.0 + cfg.speaker_weight
+        raw.episode_scores = scores
 
     def _vector_seeds(
         self, query: str, group_id: str, n: int
@@ -250,15 +359,16 @@ class Retriever:
             for r in store.fact_records([i for ids in conflict_ids.values() for i in ids], view)
         }
         episode_ids = [e for rec in top for e in rec.episode_ids]
-        ep_rank = sorted(raw.episode_scores, key=lambda e: -raw.episode_scores[e])
-        # Episodes: those behind the top facts (by fact rank), merged with full-text hits.
-        episode_score: dict[str, float] = {}
-        for rec in top:
-            for eid in rec.episode_ids:
-                episode_score[eid] = max(episode_score.get(eid, 0.0), raw.fact_scores[rec.id])
-        for eid in ep_rank:
-            episode_score[eid] = episode_score.get(eid, 0.0) + raw.episode_scores[eid]
-        best_episodes = sorted(episode_score, key=lambda e: -episode_score[e])[: max(k, 10)]
+        # Episodes: the full-text/context ranking, plus the support of the returned facts.
+        episode_score: dict[str, float] = dict(raw.episode_scores)
+        best_fact = max((raw.fact_scores[rec.id] for rec in top), default=0.0)
+        if best_fact > 0:
+            weight = self.config.fact_episode_weight / best_fact
+            for rec in top:
+                support = weight * raw.fact_scores[rec.id]
+                for eid in dict.fromkeys(rec.episode_ids):
+                    episode_score[eid] = episode_score.get(eid, 0.0) + support
+        best_episodes = sorted(episode_score, key=lambda e: (-episode_score[e], e))[: max(k, 10)]
         records_by_id = {e.id: e for e in store.episodes(list({*episode_ids, *best_episodes}))}
 
         def ref(eid: str, with_content: bool) -> EpisodeRef | None:

@@ -33,7 +33,10 @@ def require_aware(value: datetime | None, argument: str) -> datetime | None:
             f"{argument} is a naive datetime ({value.isoformat()}); "
             "give a timezone-aware one, e.g. datetime(..., tzinfo=timezone.utc)"
         )
-    utc = value.astimezone(UTC)
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError:
+        raise InputError(f"{argument} ({value.isoformat()}) is out of range in UTC") from None
     return utc.replace(microsecond=(utc.microsecond // 1000) * 1000)
 
 
@@ -57,7 +60,10 @@ def parse_datetime(text: str, argument: str = "time", *, assume_utc: bool = Fals
     """
     raw = text.strip()
     if _DATE_ONLY.match(raw):
-        day = date.fromisoformat(raw)
+        try:
+            day = date.fromisoformat(raw)
+        except ValueError:
+            raise InputError(f"{argument}: {text!r} is not a date ({raw} does not exist)") from None
         return datetime(day.year, day.month, day.day, tzinfo=UTC)
     try:
         parsed = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))

@@ -75,6 +75,9 @@ HOST = "127.0.0.1"
 READY_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 30.0
 _MAIN_CLASS = "com.arcadedb.server.ArcadeDBServer"
+# sh -c SCRIPT sh LOG CMD...: runs CMD in the background with its output appended to LOG,
+# prints its PID and exits, so CMD is re-parented away from us.
+_LAUNCH_SH = 'log=$1; shift; "$@" </dev/null >>"$log" 2>&1 & echo $!'
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -197,6 +200,25 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
+def _exited(pid: int) -> bool:
+    """True once pid and all its threads are gone (reaping it if it is our own child).
+
+    A killed JVM's main thread turns zombie while its other threads (and their sockets)
+    are still being torn down, so "state Z" alone is not "gone".
+    """
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == pid  # our child: (0, 0) while any thread still runs
+    except ChildProcessError:
+        pass
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] in ("Z", "X") and len(threads) <= 1
+
+
 def log_tail(d: Path | str, lines: int = 40) -> str:
     try:
         text = (Path(d) / "server.log").read_text(errors="replace")
@@ -213,7 +235,7 @@ def _write_env_sh(info: ServerInfo) -> None:
     (info.dir / "env.sh").write_text(body)
 
 
-def _wait_ready(info: ServerInfo, proc: subprocess.Popen[bytes], timeout: float, t0: float) -> None:
+def _wait_ready(info: ServerInfo, timeout: float, t0: float) -> None:
     try:
         import neo4j
     except ImportError as e:  # pragma: no cover - the venv has it
@@ -222,10 +244,10 @@ def _wait_ready(info: ServerInfo, proc: subprocess.Popen[bytes], timeout: float,
     last: BaseException | None = None
     deadline = t0 + timeout
     while time.monotonic() < deadline:
-        # proc.poll(), not /proc/PID/cmdline: right after fork the child has not exec'd java yet
-        if proc.poll() is not None:
+        # _exited(), not _is_our_server(): right after the fork java may not be exec'd yet
+        if _exited(info.pid):
             raise ServerError(
-                f"ArcadeDB (pid {info.pid}) exited with status {proc.returncode} during startup; "
+                f"ArcadeDB (pid {info.pid}) exited during startup; "
                 f"tail of {info.dir / 'server.log'}:\n" + log_tail(info.dir)
             )
         try:
@@ -352,30 +374,40 @@ def start_server(
         + "\n"
     )
     t0 = time.monotonic()
-    with open(d / "server.log", "ab") as log:
+    log_path = d / "server.log"
+    with open(log_path, "ab") as log:
         log.write(
             f"\n==== bolt_server.py start {time.strftime('%Y-%m-%dT%H:%M:%S')} ====\n".encode()
         )
-        log.flush()
-        proc = subprocess.Popen(
-            cmd,
-            cwd=d,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # setsid: no SIGHUP/SIGINT from our terminal; outlives us
-            close_fds=True,
-        )
-    (d / "server.pid").write_text(f"{proc.pid}\n")
-    info = ServerInfo(
-        dir=d, pid=proc.pid, bolt_port=bolt_port, http_port=http_port, password=password
+    # Detach like `setsid nohup java ... &`: a new session (no SIGHUP from our terminal) and
+    # not our child (the shell exits at once), so the server outlives this process and no
+    # zombie or Popen object is left behind in a long-lived caller such as pytest.
+    launcher = subprocess.run(
+        ["/bin/sh", "-c", _LAUNCH_SH, "sh", str(log_path), *cmd],
+        cwd=d,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+        check=False,
     )
     try:
-        _wait_ready(info, proc, timeout, t0)
+        pid = int(launcher.stdout.strip())
+    except ValueError:
+        raise ServerError(
+            f"could not launch ArcadeDB (sh rc {launcher.returncode}): {launcher.stderr.strip()}"
+        ) from None
+    (d / "server.pid").write_text(f"{pid}\n")
+    info = ServerInfo(dir=d, pid=pid, bolt_port=bolt_port, http_port=http_port, password=password)
+    try:
+        _wait_ready(info, timeout, t0)
     except BaseException:
-        if proc.poll() is None:  # our own child: kill it directly, even before it exec'd java
-            proc.kill()
-            proc.wait(timeout=30)
+        # pid is the process we just launched (it may not have exec'd java yet)
+        if not _exited(pid):
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 30
+            while not _exited(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
         (d / "server.pid").unlink(missing_ok=True)
         # keep what the last good start recorded, so a plain restart still works
         if prev:
@@ -399,16 +431,13 @@ def stop_server(
     pid = _read_pid(d)
     if pid is None or not _is_our_server(pid, d):
         if pid is not None:
-            _reap(pid)
+            _reap(pid)  # a server started by an older version of this script, as our child
         (d / "server.pid").unlink(missing_ok=True)
         return False
     os.kill(pid, signal.SIGKILL if kill else signal.SIGTERM)
     deadline = time.monotonic() + timeout
     escalated = kill
-    while True:
-        _reap(pid)
-        if not _is_our_server(pid, d):
-            break
+    while not _exited(pid):
         if time.monotonic() > deadline:
             if escalated:
                 raise ServerError(f"ArcadeDB pid {pid} survived SIGKILL")
@@ -417,6 +446,12 @@ def stop_server(
             deadline = time.monotonic() + 10
         time.sleep(0.1)
     (d / "server.pid").unlink(missing_ok=True)
+    # and until its listeners are closed, so that a restart can bind the same ports
+    meta = _read_json(d / "server.json")
+    ports = [int(meta[k]) for k in ("bolt_port", "http_port") if k in meta]
+    deadline = time.monotonic() + 10
+    while any(_port_in_use(p) for p in ports) and time.monotonic() < deadline:
+        time.sleep(0.1)
     return True
 
 

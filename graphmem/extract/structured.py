@@ -31,6 +31,8 @@ def parse_json_record(content: str) -> dict[str, Any]:
             f"kind='json' content is not valid JSON: {exc.msg} at line {exc.lineno} "
             f"column {exc.colno}"
         ) from None
+    except (ValueError, RecursionError) as exc:  # a number too long, nesting too deep
+        raise InputError(f"kind='json' content cannot be read: {exc}") from None
     if not isinstance(record, dict):
         raise InputError(f"kind='json' content must be a JSON object, got {type(record).__name__}")
     return record

@@ -702,6 +702,91 @@ class SQLiteStore:
     def text_episodes(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
         return self._text("episodes", group_id, query, n)
 
+    def speakers(self, group_id: str) -> dict[str, str]:
+        """The speakers of the group's episodes (``metadata.speaker`` or ``.name``) by name key.
+
+        Kept in memory and brought up to date by a rowid range scan of new episodes only, like the
+        vector matrices; a deletion elsewhere (new vector epoch) rebuilds it.
+        """
+        from .._ids import entity_key
+
+        with self._lock:
+            version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+            seen = (version, self._write_count)
+            cache: dict[str, Any] | None = self.__dict__.get("_speaker_cache")
+            if cache is None or cache["seen"] != seen:
+                epoch = self.get_meta("vector_epoch") or ""
+                if cache is None or cache["epoch"] != epoch:
+                    cache = {"epoch": epoch, "high": 0, "groups": {}, "seen": None}
+                    self.__dict__["_speaker_cache"] = cache
+                rows = self._execute(
+                    "SELECT rowid, group_id, coalesce(json_extract(metadata, '$.speaker'), "
+                    "json_extract(metadata, '$.name')) FROM episodes WHERE rowid > ? "
+                    "ORDER BY rowid",
+                    (cache["high"],),
+                ).fetchall()
+                for _rowid, gid, name in rows:
+                    if isinstance(name, str) and name.strip():
+                        cache["groups"].setdefault(gid, {})[entity_key(name)] = name.strip()
+                if rows:
+                    cache["high"] = rows[-1][0]
+                cache["seen"] = seen
+            return dict(cache["groups"].get(group_id, {}))
+
+    def episode_context(
+        self, episode_ids: Sequence[str], window: int = 1
+    ) -> tuple[dict[str, str | None], dict[str, list[str]]]:
+        """Each episode's speaker, and its neighbours: the ``window`` episodes before and after it
+        in arrival order within the same group and source (a conversation's adjacent turns).
+
+        Returns (speaker by episode id, for the episodes and their neighbours; neighbour ids by
+        episode id). Rowid lookups only: cheap at any store size.
+        """
+        wanted = list(dict.fromkeys(episode_ids))
+        speaker_sql = (
+            "coalesce(json_extract(metadata, '$.speaker'), json_extract(metadata, '$.name'))"
+        )
+        base: dict[str, tuple[int, str, str | None]] = {}
+        speakers: dict[str, str | None] = {}
+        for chunk in _chunks(wanted):
+            for rowid, eid, gid, source, who in self._all(
+                f"SELECT rowid, id, group_id, source, {speaker_sql} FROM episodes "
+                f"WHERE id IN ({_marks(len(chunk))})",
+                chunk,
+            ):
+                base[eid] = (rowid, gid, source)
+                speakers[eid] = who if isinstance(who, str) else None
+        neighbours: dict[str, list[str]] = {eid: [] for eid in base}
+        if window <= 0 or not base:
+            return speakers, neighbours
+        # Look a little wider than the window: other sources' episodes may be interleaved.
+        reach = 3 * window
+        rowids = sorted(
+            {r + d for r, _, _ in base.values() for d in range(-reach, reach + 1) if d and r + d > 0}
+        )
+        near: dict[int, tuple[str, str, str | None]] = {}
+        for chunk in _chunks(rowids):
+            for rowid, eid, gid, source, who in self._all(
+                f"SELECT rowid, id, group_id, source, {speaker_sql} FROM episodes "
+                f"WHERE rowid IN ({_marks(len(chunk))})",
+                chunk,
+            ):
+                near[rowid] = (eid, gid, source)
+                speakers.setdefault(eid, who if isinstance(who, str) else None)
+        for eid, (rowid, gid, source) in base.items():
+            before = [
+                near[r][0]
+                for r in range(rowid - 1, rowid - reach - 1, -1)
+                if r in near and near[r][1] == gid and near[r][2] == source
+            ][:window]
+            after = [
+                near[r][0]
+                for r in range(rowid + 1, rowid + reach + 1)
+                if r in near and near[r][1] == gid and near[r][2] == source
+            ][:window]
+            neighbours[eid] = before + after
+        return speakers, neighbours
+
     def find_entities(self, group_id: str, keys: Sequence[str]) -> list[EntityRecord]:
         with self._lock:
             rows = _Reader(self.conn).entities_by_keys(group_id, keys)
@@ -916,11 +1001,12 @@ class SQLiteStore:
             "fact_episodes",
             "fact_links",
             "mentions",
-            "facts_fts",
-            "entities_fts",
-            "episodes_fts",
         ):
             out[table] = int(self._one(f"SELECT count(*) FROM {table}")[0])
+        for table in ("facts_fts", "entities_fts", "episodes_fts"):
+            # Rows the index really holds: count(*) on an external-content FTS5 table reads the
+            # content table, so it would always equal the table's count and hide residue.
+            out[table] = int(self._one(f"SELECT count(*) FROM {table}_docsize")[0])
         out["fact_vectors"] = int(
             self._one("SELECT count(*) FROM facts WHERE embedding IS NOT NULL")[0]
         )

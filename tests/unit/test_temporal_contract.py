@@ -259,3 +259,12 @@ def test_timestamps_keep_milliseconds(memory: GraphMemory) -> None:
     memory.add_fact("Alice", "lives_in", "Paris", valid_from=when)
     (fact,) = memory.facts(entity="Alice")
     assert fact.valid_from == when
+
+
+def test_context_marks_replaced_values_and_respects_as_of(memory: GraphMemory) -> None:
+    memory.add_fact("Alice", "lives_in", "Paris", valid_from=t(2020))
+    memory.add_fact("Alice", "lives_in", "Berlin", valid_from=t(2022))
+    now = memory.recall("Where does Alice live?").to_context()
+    assert "Alice lives in Berlin." in now and "replaced: Alice lives in Paris." in now
+    then = memory.recall("Where does Alice live?", as_of=t(2021)).to_context()
+    assert "Alice lives in Paris." in then and "no longer true" not in then

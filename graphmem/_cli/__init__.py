@@ -1,0 +1,1 @@
+"""The ``graphmem`` command line (``graphmem.cli:main``): thin over the Python API."""

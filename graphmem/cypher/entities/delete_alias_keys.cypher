@@ -1,0 +1,3 @@
+UNWIND $ids AS id
+MATCH (a:EntityAlias {entity_id: id})
+DELETE a

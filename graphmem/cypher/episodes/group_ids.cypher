@@ -1,0 +1,3 @@
+MATCH (e:Episode)
+WHERE e.group_id = $group_id
+RETURN e.id AS id

@@ -1,0 +1,3 @@
+UNWIND $ids AS id
+MATCH (:Episode {id: id})-[:MENTIONS]->(e:Entity)
+RETURN e.id AS id

@@ -1,0 +1,7 @@
+// The latest episodes of one source (a null $source means episodes without a source).
+MATCH (e:Episode)
+WHERE e.group_id = $group_id AND e.reference_time <= $before
+  AND ((e.source IS NULL AND $source IS NULL) OR e.source = $source)
+RETURN properties(e) AS e
+ORDER BY e.reference_time DESC, e.seq DESC
+LIMIT $limit

@@ -1,0 +1,3 @@
+UNWIND $ids AS id
+MATCH (f:Fact {id: id})
+DETACH DELETE f

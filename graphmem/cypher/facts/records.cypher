@@ -1,0 +1,24 @@
+// Full fact records (subject/object names, provenance, the latest SUPERSEDES link into the
+// fact); with $at/$known set, only the facts valid at $at as believed at $known.
+UNWIND $ids AS id
+MATCH (f:Fact {id: id})
+WHERE $at IS NULL
+   OR (f.recorded_at <= $known AND (f.expired_at IS NULL OR f.expired_at > $known)
+       AND f.valid_from <= $at
+       AND (f.valid_to IS NULL OR f.valid_to > $at OR (f.ended_at IS NOT NULL AND f.ended_at > $known)))
+MATCH (s:Entity)-[:SUBJECT_OF]->(f)
+OPTIONAL MATCH (f)-[:OBJECT]->(o:Entity)
+CALL (f) {
+  OPTIONAL MATCH (n:Fact)-[l:SUPERSEDES]->(f)
+  RETURN n.id AS superseded_by, l.reason AS superseded_reason
+  ORDER BY l.decided_at DESC
+  LIMIT 1
+}
+RETURN f {
+         .id, .group_id, .subject_id, .predicate, .object_id, .value_json, .statement,
+         .valid_from, .valid_to, .recorded_at, .expired_at, .ended_at, .end_reason,
+         .confidence, .decided_by, .seq
+       } AS f,
+       s.name AS subject_name, o.name AS object_name,
+       COLLECT { MATCH (f)-[:FROM_EPISODE]->(e:Episode) RETURN e.id } AS episode_ids,
+       superseded_by, superseded_reason

@@ -1,0 +1,2 @@
+MATCH (m:GraphmemMeta {key: $key})
+RETURN m.value AS value

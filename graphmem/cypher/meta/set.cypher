@@ -1,0 +1,2 @@
+MERGE (m:GraphmemMeta {key: $key})
+SET m.value = $value

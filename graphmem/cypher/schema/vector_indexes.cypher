@@ -1,0 +1,10 @@
+// Vector indexes (Neo4j), created once the embedder's dimension is known:
+// $options = {indexConfig: {`vector.dimensions`: dim, `vector.similarity_function`: 'cosine'}}.
+// ArcadeDB refuses CREATE VECTOR INDEX; its dialect uses SQL over HTTP instead.
+CREATE VECTOR INDEX graphmem_fact_embedding IF NOT EXISTS
+FOR (f:Fact) ON (f.embedding)
+OPTIONS $options
+// ---
+CREATE VECTOR INDEX graphmem_entity_embedding IF NOT EXISTS
+FOR (e:Entity) ON (e.embedding)
+OPTIONS $options

@@ -1,0 +1,206 @@
+"""Agent-facing surfaces of graphmem: LangChain (``graphmem.integrations.langchain``) and an MCP
+server (``graphmem.integrations.mcp``).
+
+Those two modules need optional packages (``pip install 'graphmem[langchain]'`` /
+``'graphmem[mcp]'``) and are only imported when you import them. This module needs nothing beyond
+graphmem: :class:`MemoryToolkit` holds the four agent operations (remember, recall, history,
+forget) as plain methods that take strings and return compact text for a model to read. The
+LangChain tools and the MCP tools both wrap it, so they answer alike; wrap it the same way for any
+other agent framework::
+
+    from graphmem import GraphMemory
+    from graphmem.integrations import MemoryToolkit
+
+    tools = MemoryToolkit(GraphMemory("memory.db"), group_id="maya", speaker="Maya")
+    print(tools.remember("I moved to Porto last month.", reference_time="2024-03-14"))
+    print(tools.recall("Where does Maya live?"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from .._errors import InputError
+from .._memory import GraphMemory
+from .._models import FactRecord, IngestResult
+from .._time import parse_datetime, require_aware
+
+__all__ = ["MemoryToolkit", "parse_time"]
+
+DESCRIPTIONS = {
+    "remember": (
+        "Store something the user said or something that happened (one message or a short "
+        "passage) in long-term memory. Facts are extracted from it; a newer statement replaces "
+        "an older one (a new address replaces the old address) and corrections ('actually, …') "
+        "replace what they correct. Returns what changed."
+    ),
+    "recall": (
+        "Look up what long-term memory knows that is relevant to a question. Returns current "
+        "facts with their validity dates, the older values they replaced, and open conflicts. "
+        "Use as_of (an ISO date) to ask what was true at an earlier time."
+    ),
+    "history": (
+        "The full timeline of what memory knows about one entity (a person, place, robot, "
+        "ticket…), oldest first, including replaced and corrected facts. Optionally only one "
+        "predicate such as lives_in or works_at."
+    ),
+    "forget": (
+        "Delete from long-term memory either one episode (by the episode id that remember "
+        "returned) or one entity with every fact about it. Facts that other episodes also "
+        "support are kept."
+    ),
+}
+
+
+def parse_time(value: datetime | str | None, argument: str) -> datetime | None:
+    """An aware datetime from a datetime or an ISO-8601 string (``Z``/offset, or a bare date)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return require_aware(value, argument)
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        return parse_datetime(value, argument)
+    raise InputError(f"{argument} must be an ISO-8601 string or a datetime, got {value!r}")
+
+
+def _day(value: datetime | None) -> str:
+    return "now" if value is None else value.date().isoformat()
+
+
+@dataclass
+class MemoryToolkit:
+    """The agent operations on one memory group, as text in and text out.
+
+    - ``memory``: the :class:`~graphmem.GraphMemory` to use.
+    - ``group_id``: the memory group (namespace) every call works on.
+    - ``speaker``: who first-person text is about when ``remember`` is given no speaker.
+    - ``k``: how many facts ``recall`` returns unless it is told otherwise.
+    - ``source``: the source recorded on episodes stored by ``remember``.
+    """
+
+    memory: GraphMemory
+    group_id: str = "default"
+    speaker: str | None = None
+    k: int = 8
+    source: str | None = "agent"
+
+    # ------------------------------------------------------------------ remember
+    def remember(
+        self,
+        text: str,
+        *,
+        speaker: str | None = None,
+        reference_time: datetime | str | None = None,
+        source: str | None = None,
+    ) -> str:
+        """Store ``text`` as an episode; say which facts were added, replaced or conflict."""
+        if not isinstance(text, str) or not text.strip():
+            raise InputError("text must be a non-empty string")
+        who = speaker or self.speaker
+        result = self.memory.add_episode(
+            text,
+            group_id=self.group_id,
+            source=source or self.source,
+            reference_time=parse_time(reference_time, "reference_time"),
+            metadata={"speaker": who} if who else None,
+        )
+        return self.describe_ingest(result)
+
+    def describe_ingest(self, result: IngestResult) -> str:
+        """One short paragraph saying what an ``add_episode`` did."""
+        if result.already_present:
+            return f"Already remembered (episode {result.episode_id}); nothing changed."
+        if result.status == "failed":
+            return (
+                f"Stored episode {result.episode_id}, but no facts could be extracted: "
+                f"{result.error}"
+            )
+        parts = [f"Remembered episode {result.episode_id}:"]
+        added = result.facts_added
+        parts.append(f"{added} new fact{'s' if added != 1 else ''}")
+        if result.facts_duplicate:
+            parts[-1] += f", {result.facts_duplicate} already known"
+        lines = [" ".join(parts) + "."]
+        ids = [i for pair in (*result.superseded, *result.contradictions) for i in pair]
+        known = {f.id: f for f in self._facts(ids)}
+        for old, new in result.superseded:
+            if old in known and new in known:
+                why = f" ({known[old].reason})" if known[old].reason else ""
+                lines.append(
+                    f"- replaced{why}: {known[old].statement} -> {known[new].statement}"
+                )
+        for new, other in result.contradictions:
+            if new in known and other in known:
+                lines.append(
+                    f"- CONFLICT: {known[new].statement} vs {known[other].statement} (unresolved)"
+                )
+        return "\n".join(lines)
+
+    def _facts(self, fact_ids: Sequence[str]) -> list[FactRecord]:
+        if not fact_ids:
+            return []
+        return self.memory.store.fact_records(list(dict.fromkeys(fact_ids)))
+
+    # ------------------------------------------------------------------ recall
+    def recall(
+        self,
+        query: str,
+        *,
+        as_of: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+        k: int | None = None,
+    ) -> str:
+        """Relevant facts as a prompt-ready block (``RecallResult.to_context()``)."""
+        result = self.memory.recall(
+            query,
+            group_id=self.group_id,
+            as_of=parse_time(as_of, "as_of"),
+            known_at=parse_time(known_at, "known_at"),
+            k=self.k if k is None else k,
+        )
+        return result.to_context()
+
+    # ------------------------------------------------------------------ history
+    def history(self, entity: str, *, predicate: str | None = None) -> str:
+        """Every fact about ``entity``, oldest first, each marked current, replaced or corrected."""
+        facts = self.memory.history(
+            entity, predicate=predicate or None, group_id=self.group_id
+        )
+        about = f"{entity} ({predicate})" if predicate else entity
+        if not facts:
+            return f"Nothing remembered about {about}."
+        lines = [f"History of {about}, oldest first:"]
+        for fact in facts:
+            span = f"[{_day(fact.valid_from)} → {_day(fact.valid_to)}]"
+            if fact.expired_at is not None:
+                why = f": {fact.reason}" if fact.reason else ""
+                state = f"withdrawn on {fact.expired_at.date().isoformat()}{why}"
+            elif fact.valid_to is not None:
+                state = "replaced" if fact.superseded_by else "ended"
+                state += f": {fact.reason}" if fact.reason else ""
+            else:
+                state = "current"
+            lines.append(f"- {span} {fact.statement} ({state})")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ forget
+    def forget(self, *, episode_id: str | None = None, entity: str | None = None) -> str:
+        """Forget one episode or one entity (exactly one of them)."""
+        episode_id = episode_id or None
+        entity = entity or None
+        if (episode_id is None) == (entity is None):
+            raise InputError("forget needs exactly one of episode_id or entity")
+        result = self.memory.forget(group_id=self.group_id, episode_id=episode_id, entity=entity)
+        what = f"episode {episode_id}" if episode_id is not None else f"entity {entity}"
+        text = (
+            f"Forgot {what}: {result.facts_removed} fact(s), {result.entities_removed} "
+            f"entit{'y' if result.entities_removed == 1 else 'ies'} and "
+            f"{result.episodes_removed} episode(s) removed"
+        )
+        if result.facts_kept:
+            text += f"; {result.facts_kept} fact(s) kept because other episodes support them"
+        return text + "."

@@ -1,0 +1,1 @@
+"""Prompt files of graphmem (``*.prompt``), loaded with ``graphmem._prompts.load_prompt``."""

@@ -1,0 +1,1337 @@
+"""The Neo4j store: the ``GraphStore`` protocol over Bolt with the official ``neo4j`` driver.
+
+``GraphMemory("neo4j://host:7687")`` (or ``bolt://…``, ``neo4j+s://…``). Credentials come from
+the arguments, else the URL (``bolt://user:pass@host``), else ``NEO4J_USERNAME`` /
+``NEO4J_PASSWORD``; the database from ``database=`` else ``NEO4J_DATABASE`` else the server's
+default. For the integration tests the ``GRAPHMEM_TEST_BOLT_USER`` / ``_PASSWORD`` /
+``_DATABASE`` / ``_HTTP`` variables written by ``scripts/bolt_server.py`` are read as a last
+fallback.
+
+Data model (DESIGN.md §2, the same rows as the SQLite store): ``(:Episode)``, ``(:Entity)``, reified
+``(:Fact)`` nodes with ``(Entity)-[:SUBJECT_OF]->(Fact)``, ``(Fact)-[:OBJECT]->(Entity)``,
+``(Fact)-[:FROM_EPISODE {span}]->(Episode)``, ``(Fact)-[:SUPERSEDES|CONTRADICTS {reason,
+decided_by, decided_at}]->(Fact)``, ``(Episode)-[:MENTIONS]->(Entity)``; ``(:EntityAlias {group_id,
+key, entity_id})`` rows for alias lookups (SQLite's ``entity_aliases`` table: list membership is
+not index-backed in Cypher), ``(:AuditRecord)``, ``(:GraphmemMeta {key, value})``,
+``(:GraphmemMigration {version, name, applied_at})`` and one ``(:GraphmemLock)``. Times are integer
+epoch-millisecond properties (ordering identical to SQLite; no server-side date arithmetic);
+embeddings are float lists; JSON maps (metadata, attributes, audit details) are JSON strings
+(Bolt servers refuse map properties); ``seq`` (a client-side, per-write increasing integer) keeps
+SQLite's insertion order (rowid) for ties and exports.
+
+Every query is a named file in ``graphmem/cypher/`` (``graphmem.store._cypher``); values are only
+ever ``$parameters``. Writes: one managed write transaction per ``write``/``write_many`` (the
+driver retries transient failures, re-running the units of work, which are pure), serialised by a
+lock node; reads are routed to readers (``routing_=READ``).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlparse, urlunparse
+
+import neo4j
+import numpy as np
+from neo4j import GraphDatabase, ManagedTransaction, Record, RoutingControl
+from neo4j.exceptions import (
+    AuthError,
+    ConstraintError,
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransactionError,
+)
+
+from .._errors import ConfigError, SchemaError, StoreError
+from .._ids import entity_key, make_id
+from .._models import EntityRecord, EpisodeRecord, FactRecord
+from .._time import from_ms, to_ms, utcnow
+from ._base import (
+    EntityRow,
+    EpisodeRow,
+    FactRow,
+    LinkRow,
+    MigrationInfo,
+    StoreReader,
+    Timeline,
+    TimeView,
+    Vector,
+    WritePlan,
+)
+from ._cypher import query, statements
+from ._neo4j_browser import browser_instructions
+from ._neo4j_dialect import Dialect, select_dialect
+from .sqlite import _episode_export, _iso, episode_from_export, fts_words, plan_from_export
+
+__all__ = ["MIGRATIONS", "Neo4jStore", "browser_instructions", "lucene_query"]
+
+T = TypeVar("T")
+
+# Ordered schema migrations: (version, name, Cypher file). Migration 3 goes through the dialect
+# (ArcadeDB creates full-text indexes with SQL). Vector indexes are not numbered: their dimension
+# is the embedder's, known once the facade records it (``set_meta("embedder", …)``).
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "uniqueness constraints", "schema/001_constraints"),
+    (2, "range indexes for group lookups and temporal filters", "schema/002_range_indexes"),
+    (
+        3,
+        "full-text indexes on statements, entity names and episodes",
+        "schema/003_fulltext_indexes",
+    ),
+]
+_FULLTEXT_MIGRATION = "schema/003_fulltext_indexes"
+
+_CHUNK = 1000  # ids per UNWIND batch on reads
+_MAX_CANDIDATES = 10_000  # most index hits fetched to find n within one group
+_LINK_QUERIES = {"SUPERSEDES": "facts/supersedes_add", "CONTRADICTS": "facts/contradicts_add"}
+_LUCENE_SPECIAL = set('+-&|!(){}[]^"~*?:\\/')
+
+
+def _chunks(items: Sequence[T], size: int = _CHUNK) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def lucene_query(text: str) -> str | None:
+    """A Lucene OR-query of the text's words (the SQLite store's word selection: stop words
+    dropped), each quoted and escaped, so no query syntax from the user's text reaches the
+    parser."""
+    words = fts_words(text)
+    if not words:
+        return None
+    return " OR ".join(
+        '"' + "".join("\\" + ch if ch in _LUCENE_SPECIAL else ch for ch in w) + '"' for w in words
+    )
+
+
+def _env(*names: str) -> str | None:
+    for name in names:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def _float_list(vector: Vector | None) -> list[float] | None:
+    if vector is None:
+        return None
+    return [float(x) for x in np.asarray(vector, dtype=np.float32)]
+
+
+def _vector(values: Any) -> Vector | None:
+    if values is None:
+        return None
+    return np.asarray(values, dtype=np.float32)
+
+
+def _b64(values: Any) -> str | None:
+    if values is None:
+        return None
+    return base64.b64encode(np.asarray(values, dtype=np.float32).tobytes()).decode("ascii")
+
+
+def _json_dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _alias_keys(aliases: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(entity_key(a) for a in aliases if a.strip()))
+
+
+def _alias_text(aliases: Sequence[str]) -> str:
+    return " ".join(aliases)
+
+
+# ---------------------------------------------------------------------- row conversion
+def _episode_row(p: dict[str, Any]) -> EpisodeRow:
+    return EpisodeRow(
+        id=p["id"],
+        group_id=p["group_id"],
+        source=p.get("source"),
+        kind=p["kind"],
+        content=p["content"],
+        reference_time=int(p["reference_time"]),
+        ingested_at=int(p["ingested_at"]),
+        content_hash=p["content_hash"],
+        status=p.get("status") or "pending",
+        extractor=p.get("extractor"),
+        error=p.get("error"),
+        metadata=json.loads(p.get("metadata") or "{}"),
+    )
+
+
+def _episode_record(ep: EpisodeRow) -> EpisodeRecord:
+    return EpisodeRecord(
+        id=ep.id,
+        group_id=ep.group_id,
+        source=ep.source,
+        kind=ep.kind,
+        content=ep.content,
+        reference_time=from_ms(ep.reference_time),
+        ingested_at=from_ms(ep.ingested_at),
+        content_hash=ep.content_hash,
+        status=ep.status,
+        extractor=ep.extractor,
+        error=ep.error,
+        metadata=ep.metadata,
+    )
+
+
+def _entity_row(p: dict[str, Any]) -> EntityRow:
+    return EntityRow(
+        id=p["id"],
+        group_id=p["group_id"],
+        name=p["name"],
+        key=p["key"],
+        type=p["type"],
+        aliases=list(p.get("aliases") or []),
+        summary=p.get("summary"),
+        embedding=_vector(p.get("embedding")),
+        created_at=int(p.get("created_at") or 0),
+        attributes=json.loads(p.get("attributes") or "{}"),
+    )
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _fact_row(p: dict[str, Any]) -> FactRow:
+    return FactRow(
+        id=p["id"],
+        group_id=p["group_id"],
+        subject_id=p["subject_id"],
+        predicate=p["predicate"],
+        object_id=p.get("object_id"),
+        value_json=p.get("value_json"),
+        statement=p["statement"],
+        valid_from=int(p["valid_from"]),
+        valid_to=_opt_int(p.get("valid_to")),
+        recorded_at=int(p["recorded_at"]),
+        expired_at=_opt_int(p.get("expired_at")),
+        ended_at=_opt_int(p.get("ended_at")),
+        end_reason=p.get("end_reason"),
+        confidence=float(p.get("confidence", 1.0)),
+        decided_by=p.get("decided_by") or "rule",
+        embedding=_vector(p.get("embedding")),
+    )
+
+
+def _fact_record(row: Record | dict[str, Any], view: TimeView | None) -> FactRecord:
+    """Exactly the SQLite store's ``_fact_record`` on the row of ``facts/records``."""
+    f: dict[str, Any] = row["f"]
+    valid_to = f.get("valid_to")
+    ended_at = f.get("ended_at")
+    if view is not None and valid_to is not None and ended_at is not None and ended_at > view.known:
+        valid_to = None  # not yet known at `known`
+    superseded_by: str | None = row["superseded_by"]
+    reason: str | None = row["superseded_reason"] if superseded_by is not None else None
+    if superseded_by is not None and reason is None:
+        reason = ""
+    if reason is None and f.get("end_reason"):
+        reason = f["end_reason"]
+    raw = f.get("value_json")
+    episode_ids = sorted(str(e) for e in (row["episode_ids"] or []))
+    return FactRecord(
+        id=f["id"],
+        statement=f["statement"],
+        subject=row["subject_name"],
+        predicate=f["predicate"],
+        object=row["object_name"],
+        value=None if raw is None else json.loads(raw),
+        valid_from=from_ms(int(f["valid_from"])),
+        valid_to=None if valid_to is None else from_ms(int(valid_to)),
+        recorded_at=from_ms(int(f["recorded_at"])),
+        expired_at=None if f.get("expired_at") is None else from_ms(int(f["expired_at"])),
+        confidence=float(f.get("confidence", 1.0)),
+        superseded_by=superseded_by,
+        reason=reason,
+        episode_ids=episode_ids,
+        group_id=f["group_id"],
+        subject_id=f["subject_id"],
+        object_id=f.get("object_id"),
+        decided_by=f.get("decided_by") or "rule",
+    )
+
+
+def _link(row: Record | dict[str, Any]) -> LinkRow:
+    return LinkRow(
+        kind=row["kind"],
+        src=row["src"],
+        dst=row["dst"],
+        reason=row["reason"],
+        decided_by=row["decided_by"],
+        decided_at=int(row["decided_at"]),
+    )
+
+
+def _link_order(link: LinkRow) -> tuple[str, str, str, str, str, int]:
+    # SQLite answers these UNION queries in column order; keep the same order here.
+    return (link.kind, link.src, link.dst, link.reason, link.decided_by, link.decided_at)
+
+
+def _view_params(view: TimeView | None) -> dict[str, int | None]:
+    if view is None:
+        return {"at": None, "known": None}
+    return {"at": int(view.at), "known": int(view.known)}
+
+
+# ---------------------------------------------------------------------- the store
+class Neo4jStore:
+    """``GraphStore`` on Neo4j 5 (or any Bolt server speaking Neo4j 5 Cypher, e.g. ArcadeDB).
+
+    The constructor does no I/O; ``connect()`` opens the driver, verifies connectivity and picks
+    the server dialect. ``max_retry_time`` bounds the driver's retries of a failed transaction
+    (``GRAPHMEM_NEO4J_RETRY_SECONDS``, default 30 s; keep it small in tests).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+        database: str | None = None,
+        http_url: str | None = None,
+        max_retry_time: float | None = None,
+        connection_timeout: float | None = None,
+    ) -> None:
+        parsed = urlparse(url.strip())
+        if not parsed.hostname:
+            raise ConfigError(
+                f"store URL {url!r} has no host; expected e.g. neo4j://localhost:7687"
+            )
+        url_user = unquote(parsed.username) if parsed.username else None
+        url_password = unquote(parsed.password) if parsed.password else None
+        netloc = parsed.hostname if ":" not in parsed.hostname else f"[{parsed.hostname}]"
+        if parsed.port:
+            netloc += f":{parsed.port}"
+        self._bolt_url = urlunparse(parsed._replace(netloc=netloc))
+        self.url = self._bolt_url  # never shows a password
+        self._host = parsed.hostname
+        self._username = (
+            username
+            or url_user
+            or _env("NEO4J_USERNAME", "NEO4J_USER", "GRAPHMEM_TEST_BOLT_USER")
+            or "neo4j"
+        )
+        self._password = (
+            password
+            if password is not None
+            else url_password or _env("NEO4J_PASSWORD", "GRAPHMEM_TEST_BOLT_PASSWORD")
+        )
+        self._database = database or _env("NEO4J_DATABASE", "GRAPHMEM_TEST_BOLT_DATABASE") or None
+        self._http_url = http_url
+        retry = max_retry_time
+        if retry is None:
+            raw = _env("GRAPHMEM_NEO4J_RETRY_SECONDS")
+            try:
+                retry = float(raw) if raw else 30.0
+            except ValueError:
+                raise ConfigError(
+                    f"GRAPHMEM_NEO4J_RETRY_SECONDS must be a number of seconds, got {raw!r}"
+                ) from None
+        self.max_retry_time = float(retry)
+        self.connection_timeout = float(connection_timeout) if connection_timeout else 30.0
+        self._driver: neo4j.Driver | None = None
+        self._dialect: Dialect | None = None
+        self._lock = threading.RLock()
+        self._seq_lock = threading.Lock()
+        self._seq_last = 0
+        self._vector_dim: int | None = None
+        self._agent: str | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def driver(self) -> neo4j.Driver:
+        if self._driver is None:
+            self.connect()
+        assert self._driver is not None
+        return self._driver
+
+    @property
+    def dialect(self) -> Dialect:
+        if self._dialect is None:
+            self.connect()
+        assert self._dialect is not None
+        return self._dialect
+
+    @property
+    def server_agent(self) -> str | None:
+        return self._agent if self._driver is not None else None
+
+    def connect(self) -> None:
+        with self._lock:
+            if self._driver is not None:
+                return
+            auth = (self._username, self._password) if self._password is not None else None
+            try:
+                driver = GraphDatabase.driver(
+                    self._bolt_url,
+                    auth=auth,
+                    max_transaction_retry_time=self.max_retry_time,
+                    connection_timeout=self.connection_timeout,
+                    user_agent="graphmem",
+                )
+            except (ValueError, ConfigError, DriverError) as exc:
+                raise ConfigError(f"cannot use the store URL {self.url}: {exc}") from exc
+            try:
+                driver.verify_connectivity()
+                agent = driver.get_server_info().agent
+            except (DriverError, Neo4jError) as exc:
+                driver.close()
+                raise self._error("connect", exc) from exc
+            self._agent = str(agent)
+            self._dialect = select_dialect(
+                self._agent,
+                bolt_host=self._host,
+                user=self._username,
+                password=self._password or "",
+                database=self._database,
+                http_url=self._http_url,
+            )
+            self._driver = driver
+
+    def close(self) -> None:
+        with self._lock:
+            if self._driver is not None:
+                self._driver.close()
+            self._driver = None
+            self._dialect = None
+            self._vector_dim = None
+
+    def _error(self, what: str, exc: BaseException) -> StoreError:
+        detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        where = f"Neo4j store {self.url}" + (
+            f" (database {self._database})" if self._database else ""
+        )
+        if isinstance(exc, AuthError):
+            hint = (
+                "authentication failed: set NEO4J_USERNAME and NEO4J_PASSWORD "
+                "(or pass username=/password=)"
+            )
+        elif isinstance(exc, ServiceUnavailable | SessionExpired):
+            hint = (
+                "the server is unreachable or went away "
+                f"(retried for up to {self.max_retry_time:g} s)"
+            )
+        elif isinstance(exc, TransactionError):
+            hint = "the transaction could not be committed"
+        elif isinstance(exc, ConstraintError):
+            hint = "a uniqueness constraint refused the write"
+        else:
+            hint = "the server refused the request"
+        return StoreError(f"{where}: {what} failed, {hint}: {type(exc).__name__}: {detail}")
+
+    # ------------------------------------------------------------------ running queries
+    def _read(self, name: str, /, **params: Any) -> list[Record]:
+        """One named read query (routed to readers; retried by the driver)."""
+        try:
+            records, _, _ = self.driver.execute_query(
+                query(name),
+                parameters_=params,
+                routing_=RoutingControl.READ,
+                database_=self._database,
+            )
+        except (DriverError, Neo4jError) as exc:
+            raise self._error(f"read {name}", exc) from exc
+        return list(records)
+
+    def _session(self, *, read: bool = False) -> neo4j.Session:
+        return self.driver.session(
+            database=self._database,
+            default_access_mode=neo4j.READ_ACCESS if read else neo4j.WRITE_ACCESS,
+            bookmark_manager=self.driver.execute_query_bookmark_manager,
+        )
+
+    def _read_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
+        try:
+            with self._session(read=True) as session:
+                return session.execute_read(fn)
+        except (DriverError, Neo4jError) as exc:
+            raise self._error(what, exc) from exc
+
+    def _write_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
+        """One managed write transaction, serialised with the other writers (lock node)."""
+
+        def locked(tx: ManagedTransaction) -> T:
+            _run(tx, "meta/lock", at=to_ms(utcnow()))
+            return fn(tx)
+
+        with self._lock:
+            try:
+                with self._session() as session:
+                    return session.execute_write(locked)
+            except (DriverError, Neo4jError) as exc:
+                raise self._error(what, exc) from exc
+
+    def _schema(self, name: str, params: dict[str, Any]) -> None:
+        """Each statement of a schema file in its own transaction (DDL cannot share one)."""
+        for statement in statements(name):
+            try:
+                self.driver.execute_query(statement, parameters_=params, database_=self._database)
+            except (DriverError, Neo4jError) as exc:
+                raise self._error(f"schema change {name}", exc) from exc
+
+    def _seq(self, n: int) -> int:
+        """The first of ``n`` increasing sequence numbers (insertion order, like a rowid)."""
+        with self._seq_lock:
+            base = max(self._seq_last + 1, time.time_ns() // 1000)
+            self._seq_last = base + max(n, 1) - 1
+            return base
+
+    # ------------------------------------------------------------------ schema
+    def migrate(self) -> list[str]:
+        applied: list[str] = []
+        with self._lock:
+            done = self._applied()
+            newest = max(version for version, _, _ in MIGRATIONS)
+            if done and max(done) > newest:
+                raise SchemaError(
+                    f"{self.url} was written by a newer graphmem (schema v{max(done)}, "
+                    f"this one knows v{newest}); upgrade graphmem"
+                )
+            for version, name, file in MIGRATIONS:
+                if version in done:
+                    continue
+                try:
+                    if file == _FULLTEXT_MIGRATION:
+                        self.dialect.fulltext_indexes(self._schema)
+                    else:
+                        self._schema(file, {})
+                except SchemaError:
+                    raise
+                except StoreError as exc:
+                    raise SchemaError(f"migration {version} ({name}) failed: {exc}") from exc
+                self._record_migration(version, name)
+                applied.append(f"{version}: {name}")
+            if applied:
+                self.dialect.await_indexes(self._schema)
+            embedder = self.get_meta("embedder")
+            if embedder is not None:
+                self._ensure_vector_indexes(_embedder_dim(embedder))
+        return applied
+
+    def _record_migration(self, version: int, name: str) -> None:
+        def work(tx: ManagedTransaction) -> None:
+            _run(
+                tx,
+                "schema/record_migration",
+                version=version,
+                name=name,
+                applied_at=to_ms(utcnow()),
+            )
+
+        self._write_tx(work, f"record migration {version}")
+
+    def _applied(self) -> dict[int, int]:
+        return {
+            int(r["version"]): int(r["applied_at"])
+            for r in self._read("schema/migrations_applied")
+            if r["applied_at"] is not None
+        }
+
+    def migration_status(self) -> list[MigrationInfo]:
+        done = self._applied()
+        return [MigrationInfo(v, name, done.get(v)) for v, name, _ in MIGRATIONS]
+
+    def _ensure_vector_indexes(self, dim: int | None) -> None:
+        if dim is None or dim <= 0 or self._vector_dim == dim:
+            return
+        with self._lock:
+            self.dialect.vector_indexes(self._schema, dim)
+            self.dialect.await_indexes(self._schema)
+            self._vector_dim = dim
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._read("meta/get", key=key)
+        return None if not rows or rows[0]["value"] is None else str(rows[0]["value"])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._write_tx(lambda tx: _run(tx, "meta/set", key=key, value=value), f"set meta {key}")
+        if key == "embedder":
+            self._ensure_vector_indexes(_embedder_dim(value))
+
+    def wipe_all_for_tests(self) -> int:
+        """Delete every node and relationship of the database (schema is kept). Tests only."""
+        total = 0
+        while True:
+            rows = self._write_tx(
+                lambda tx: _run(tx, "admin/wipe_batch", batch=5000), "wipe the database"
+            )
+            deleted = int(rows[0]["deleted"]) if rows else 0
+            total += deleted
+            if deleted == 0:
+                return total
+
+    # ------------------------------------------------------------------ episodes
+    def insert_episode(self, episode: EpisodeRow) -> tuple[EpisodeRow, bool]:
+        return self.insert_episodes([episode])[0]
+
+    def insert_episodes(self, episodes: Sequence[EpisodeRow]) -> list[tuple[EpisodeRow, bool]]:
+        if not episodes:
+            return []
+
+        def work(tx: ManagedTransaction) -> list[tuple[EpisodeRow, bool]]:
+            ids = list(dict.fromkeys(e.id for e in episodes))
+            stored: dict[str, EpisodeRow] = {}
+            for chunk in _chunks(ids):
+                for r in _run(tx, "episodes/by_ids", ids=list(chunk)):
+                    row = _episode_row(r["e"])
+                    stored[row.id] = row
+            out: list[tuple[EpisodeRow, bool]] = []
+            fresh: list[EpisodeRow] = []
+            for ep in episodes:
+                if ep.id in stored:
+                    out.append((stored[ep.id], False))
+                    continue
+                stored[ep.id] = ep
+                fresh.append(ep)
+                out.append((ep, True))
+            if fresh:
+                base = self._seq(len(fresh))
+                _run(
+                    tx,
+                    "episodes/create",
+                    rows=[_episode_params(ep, base + i) for i, ep in enumerate(fresh)],
+                )
+            return out
+
+        return self._write_tx(work, "store episodes")
+
+    def set_episode_status(
+        self, episode_id: str, status: str, extractor: str | None, error: str | None
+    ) -> None:
+        self._write_tx(
+            lambda tx: _run(
+                tx,
+                "episodes/set_status",
+                id=episode_id,
+                status=status,
+                extractor=extractor,
+                error=error,
+            ),
+            "set an episode's status",
+        )
+
+    def get_episode(self, episode_id: str) -> EpisodeRow | None:
+        rows = self._read("episodes/by_ids", ids=[episode_id])
+        return _episode_row(rows[0]["e"]) if rows else None
+
+    def episodes(self, episode_ids: Sequence[str]) -> list[EpisodeRecord]:
+        found: dict[str, EpisodeRow] = {}
+        for chunk in _chunks(list(dict.fromkeys(episode_ids))):
+            for r in self._read("episodes/by_ids", ids=list(chunk)):
+                ep = _episode_row(r["e"])
+                found[ep.id] = ep
+        return [_episode_record(found[i]) for i in episode_ids if i in found]
+
+    def episodes_by_status(self, group_id: str | None, statuses: Sequence[str]) -> list[EpisodeRow]:
+        rows = self._read("episodes/by_status", group_id=group_id, statuses=list(statuses))
+        return [_episode_row(r["e"]) for r in rows]
+
+    def recent_episodes(
+        self, group_id: str, source: str | None, before: int, limit: int
+    ) -> list[EpisodeRow]:
+        rows = self._read(
+            "episodes/recent",
+            group_id=group_id,
+            source=source,
+            before=int(before),
+            limit=int(limit),
+        )
+        return [_episode_row(r["e"]) for r in reversed(rows)]
+
+    # ------------------------------------------------------------------ the write unit
+    def write(self, work: Callable[[StoreReader], WritePlan]) -> WritePlan:
+        return self.write_many([work])[0]
+
+    def write_many(self, works: Sequence[Callable[[StoreReader], WritePlan]]) -> list[WritePlan]:
+        if not works:
+            return []
+
+        def unit(tx: ManagedTransaction) -> list[WritePlan]:
+            # The driver may run this again after a transient failure: each work is pure, and
+            # each sees the plans applied before it in this transaction.
+            reader = _Reader(tx)
+            plans: list[WritePlan] = []
+            for work in works:
+                plan = work(reader)
+                self._apply(tx, plan)
+                plans.append(plan)
+            return plans
+
+        plans = self._write_tx(unit, "write")
+        self._after_write(plans)
+        return plans
+
+    def _after_write(self, plans: Sequence[WritePlan]) -> None:
+        """Direct store use without a recorded embedder: index vectors once their size is known."""
+        if self._vector_dim is not None:
+            return
+        for plan in plans:
+            rows: list[FactRow | EntityRow] = [*plan.facts_new, *plan.entities_new]
+            for row in rows:
+                if row.embedding is not None and row.embedding.shape[0] > 0:
+                    self._ensure_vector_indexes(int(row.embedding.shape[0]))
+                    return
+
+    def _apply(self, tx: ManagedTransaction, plan: WritePlan) -> None:
+        # The SQLite store's order: deletions first (forget), then inserts and updates.
+        for chunk in _chunks(plan.delete_fact_ids):
+            _run(tx, "facts/delete", ids=list(chunk))
+        for chunk in _chunks(plan.delete_episode_ids):
+            _run(tx, "episodes/delete", ids=list(chunk))
+        for chunk in _chunks(plan.delete_entity_ids):
+            _run(tx, "entities/delete_alias_keys", ids=list(chunk))
+            _run(tx, "entities/delete", ids=list(chunk))
+        if plan.entities_new:
+            base = self._seq(len(plan.entities_new))
+            _run(
+                tx,
+                "entities/create",
+                rows=[_entity_params(e, base + i) for i, e in enumerate(plan.entities_new)],
+            )
+            alias_rows = [
+                {"group_id": e.group_id, "key": k, "entity_id": e.id}
+                for e in plan.entities_new
+                for k in _alias_keys(e.aliases)
+            ]
+            if alias_rows:
+                _run(tx, "entities/alias_keys_add", rows=alias_rows)
+        if plan.entity_aliases:
+            updated = _run(
+                tx,
+                "entities/aliases_set",
+                rows=[
+                    {"id": eid, "aliases": list(aliases), "alias_text": _alias_text(aliases)}
+                    for eid, aliases in plan.entity_aliases.items()
+                ],
+            )
+            alias_rows = [
+                {"group_id": r["group_id"], "key": k, "entity_id": r["id"]}
+                for r in updated
+                for k in _alias_keys(plan.entity_aliases[r["id"]])
+            ]
+            if alias_rows:
+                _run(tx, "entities/alias_keys_add", rows=alias_rows)
+        if plan.facts_new:
+            base = self._seq(len(plan.facts_new))
+            _run(
+                tx,
+                "facts/create",
+                rows=[{"props": _fact_props(f, base + i)} for i, f in enumerate(plan.facts_new)],
+            )
+            _run(
+                tx,
+                "facts/link_subjects",
+                rows=[{"id": f.id, "subject_id": f.subject_id} for f in plan.facts_new],
+            )
+            objects = [
+                {"id": f.id, "object_id": f.object_id}
+                for f in plan.facts_new
+                if f.object_id is not None
+            ]
+            if objects:
+                _run(tx, "facts/link_objects", rows=objects)
+        if plan.facts_update:
+            _run(
+                tx,
+                "facts/update",
+                rows=[
+                    {
+                        "id": u.id,
+                        "valid_from": int(u.valid_from),
+                        "valid_to": _opt_int(u.valid_to),
+                        "expired_at": _opt_int(u.expired_at),
+                        "ended_at": _opt_int(u.ended_at),
+                        "end_reason": u.end_reason,
+                        "confidence": float(u.confidence),
+                    }
+                    for u in plan.facts_update
+                ],
+            )
+        if plan.provenance:
+            base = self._seq(len(plan.provenance))
+            _run(
+                tx,
+                "facts/provenance_add",
+                rows=[
+                    {"fact_id": fid, "episode_id": eid, "span": span, "seq": base + i}
+                    for i, (fid, eid, span) in enumerate(plan.provenance)
+                ],
+            )
+        if plan.links_remove:
+            _run(
+                tx,
+                "facts/links_remove",
+                rows=[{"kind": k, "src": s, "dst": d} for k, s, d in plan.links_remove],
+            )
+        if plan.links_add:
+            base = self._seq(len(plan.links_add))
+            by_kind: dict[str, list[dict[str, Any]]] = {}
+            for i, lk in enumerate(plan.links_add):
+                if lk.kind not in _LINK_QUERIES:
+                    raise StoreError(
+                        f"unknown fact link kind {lk.kind!r}: expected SUPERSEDES or CONTRADICTS"
+                    )
+                by_kind.setdefault(lk.kind, []).append(
+                    {
+                        "src": lk.src,
+                        "dst": lk.dst,
+                        "reason": lk.reason,
+                        "decided_by": lk.decided_by,
+                        "decided_at": int(lk.decided_at),
+                        "seq": base + i,
+                    }
+                )
+            for kind, rows in by_kind.items():
+                _run(tx, _LINK_QUERIES[kind], rows=rows)
+        if plan.mentions:
+            base = self._seq(len(plan.mentions))
+            _run(
+                tx,
+                "episodes/mentions_add",
+                rows=[
+                    {"episode_id": ep, "entity_id": ent, "seq": base + i}
+                    for i, (ep, ent) in enumerate(plan.mentions)
+                ],
+            )
+        if plan.prune_entity_ids:
+            orphans = [
+                str(r["deleted"])
+                for r in _run(tx, "entities/prune", ids=list(dict.fromkeys(plan.prune_entity_ids)))
+            ]
+            if orphans:
+                _run(tx, "entities/delete_alias_keys", ids=orphans)
+            if orphans and plan.audit is not None:
+                plan.audit["entities_removed"] = plan.audit.get("entities_removed", 0) + len(
+                    orphans
+                )
+        if plan.episode_id is not None and plan.episode_status is not None:
+            status, extractor, error = plan.episode_status
+            _run(
+                tx,
+                "episodes/set_status",
+                id=plan.episode_id,
+                status=status,
+                extractor=extractor,
+                error=error,
+            )
+        if plan.audit is not None:
+            audit = dict(plan.audit)
+            audit_id = make_id("audit", json.dumps(audit, sort_keys=True, default=str))
+            audit["id"] = audit_id
+            plan.audit["id"] = audit_id
+            _run(
+                tx,
+                "audit/record",
+                id=audit_id,
+                at=int(audit.get("at", to_ms(utcnow()))),
+                group_id=str(audit.get("group_id", "")),
+                action=str(audit.get("action", "")),
+                details=_json_dump(audit),
+            )
+
+    # ------------------------------------------------------------------ search
+    def _vectors_ready(self) -> bool:
+        if self._vector_dim is None:
+            recorded = self.get_meta("embedder")
+            if recorded is not None:
+                self._ensure_vector_indexes(_embedder_dim(recorded))
+        return self._vector_dim is not None
+
+    def _index_search(
+        self, name: str, role: str, group_id: str, n: int, /, **params: Any
+    ) -> list[tuple[str, float]]:
+        """Top ``n`` hits of one group from a global index: ask for more candidates until
+        ``n`` are found in the group or the index has no more."""
+        if n <= 0:
+            return []
+        candidates = min(max(4 * n, 64), _MAX_CANDIDATES)
+        index = self.dialect.index_name(role)
+        while True:
+            rows = self._read(
+                name, index=index, candidates=candidates, group_id=group_id, limit=n, **params
+            )
+            got = int(rows[0]["candidates"]) if rows else 0
+            hits = list(rows[0]["hits"]) if rows else []
+            if len(hits) >= n or got < candidates or candidates >= _MAX_CANDIDATES:
+                return [(str(h[0]), float(h[1])) for h in hits[:n]]
+            candidates = min(candidates * 8, _MAX_CANDIDATES)
+
+    def _vector(self, role: str, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
+        if not self._vectors_ready():
+            return []
+        if self._vector_dim is not None and vector.shape[0] != self._vector_dim:
+            raise StoreError(
+                f"query vector has {vector.shape[0]} dimensions, the store's vector indexes "
+                f"{self._vector_dim}; open the store with the embedder it was built with"
+            )
+        values = _float_list(vector)
+        assert values is not None
+        if not any(values):
+            return []  # a zero vector has no cosine
+        hits = self._index_search("search/vector", role, group_id, n, vector=values)
+        # The index scores (1 + cos) / 2 on Neo4j and ArcadeDB; report cosine like SQLite.
+        return [(fid, 2.0 * score - 1.0) for fid, score in hits]
+
+    def vector_facts(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
+        return self._vector("fact_embedding", group_id, vector, n)
+
+    def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
+        return self._vector("entity_embedding", group_id, vector, n)
+
+    def _text(self, role: str, group_id: str, text: str, n: int) -> list[tuple[str, float]]:
+        lucene = lucene_query(text)
+        if lucene is None:
+            return []
+        return self._index_search("search/fulltext", role, group_id, n, query=lucene)
+
+    def text_facts(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
+        return self._text("fact_text", group_id, query, n)
+
+    def text_entities(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
+        return self._text("entity_text", group_id, query, n)
+
+    def text_episodes(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
+        return self._text("episode_text", group_id, query, n)
+
+    def find_entities(self, group_id: str, keys: Sequence[str]) -> list[EntityRecord]:
+        rows = self._read_tx(
+            lambda tx: _Reader(tx).entities_by_keys(group_id, keys), "find entities"
+        )
+        return [
+            EntityRecord(id=r.id, name=r.name, type=r.type, aliases=r.aliases, summary=r.summary)
+            for r in rows
+        ]
+
+    def find_entities_by_ids(self, group_id: str, entity_ids: Sequence[str]) -> list[EntityRecord]:
+        out: list[EntityRecord] = []
+        for chunk in _chunks(list(dict.fromkeys(entity_ids))):
+            out.extend(
+                EntityRecord(
+                    id=r["id"],
+                    name=r["name"],
+                    type=r["type"],
+                    aliases=list(r["aliases"] or []),
+                    summary=r["summary"],
+                )
+                for r in self._read("entities/by_ids", ids=list(chunk), group_id=group_id)
+            )
+        return out
+
+    def expand(
+        self, group_id: str, entity_ids: Sequence[str], hops: int, view: TimeView, limit: int
+    ) -> list[tuple[str, int, str]]:
+        found: dict[str, tuple[int, str]] = {}
+        frontier: dict[str, str] = {e: e for e in entity_ids}  # entity -> seed it came from
+        seen_entities = set(frontier)
+        for hop in range(1, max(hops, 0) + 1):
+            if not frontier or len(found) >= limit:
+                break
+            next_frontier: dict[str, str] = {}
+            for chunk in _chunks(list(frontier), 400):
+                rows = self._read(
+                    "facts/expand_hop",
+                    ids=list(chunk),
+                    group_id=group_id,
+                    limit=int(limit),
+                    **_view_params(view),
+                )
+                for r in rows:
+                    fact_id, subject_id, object_id = r["id"], r["subject_id"], r["object_id"]
+                    via = frontier.get(subject_id) or frontier.get(object_id or "") or ""
+                    if fact_id not in found:
+                        found[fact_id] = (hop, via)
+                    for other in (subject_id, object_id):
+                        if other and other not in seen_entities:
+                            seen_entities.add(other)
+                            next_frontier[other] = via
+            frontier = next_frontier
+        return [(fid, hop, via) for fid, (hop, via) in found.items()][:limit]
+
+    # ------------------------------------------------------------------ fact reads
+    def fact_records(
+        self, fact_ids: Sequence[str], view: TimeView | None = None
+    ) -> list[FactRecord]:
+        wanted = list(dict.fromkeys(fact_ids))
+        found: dict[str, FactRecord] = {}
+        for chunk in _chunks(wanted):
+            for row in self._read("facts/records", ids=list(chunk), **_view_params(view)):
+                record = _fact_record(row, view)
+                found[record.id] = record
+        return [found[i] for i in wanted if i in found]
+
+    def fact_stubs(
+        self, fact_ids: Sequence[str], view: TimeView
+    ) -> list[tuple[str, str, str | None, int, float]]:
+        out: list[tuple[str, str, str | None, int, float]] = []
+        for chunk in _chunks(list(dict.fromkeys(fact_ids))):
+            out.extend(
+                (
+                    str(r["id"]),
+                    str(r["subject_id"]),
+                    r["object_id"],
+                    int(r["valid_from"]),
+                    float(r["confidence"]),
+                )
+                for r in self._read("facts/stubs", ids=list(chunk), **_view_params(view))
+            )
+        return out
+
+    def links(self, fact_ids: Sequence[str]) -> list[LinkRow]:
+        out: dict[tuple[str, str, str], LinkRow] = {}
+        for chunk in _chunks(list(dict.fromkeys(fact_ids))):
+            for row in self._read("facts/links_touching", ids=list(chunk)):
+                link = _link(row)
+                out[(link.kind, link.src, link.dst)] = link
+        return sorted(out.values(), key=_link_order)
+
+    def list_facts(
+        self,
+        group_id: str,
+        *,
+        entity_ids: Sequence[str] | None = None,
+        predicate: str | None = None,
+        view: TimeView | None = None,
+        subject_only: bool = False,
+    ) -> list[FactRecord]:
+        params: dict[str, Any] = {"group_id": group_id, "predicate": predicate}
+        params.update(_view_params(view))
+        if entity_ids is not None:
+            if not entity_ids:
+                return []
+            rows = self._read(
+                "facts/list_entities",
+                entity_ids=list(entity_ids[:400]),
+                subject_only=bool(subject_only),
+                **params,
+            )
+        else:
+            rows = self._read("facts/list_group", **params)
+        return [_fact_record(row, view) for row in rows]
+
+    def facts_with_values(
+        self, group_id: str, predicates: Sequence[str], view: TimeView
+    ) -> dict[str, dict[str, Any]]:
+        if not predicates:
+            return {}
+        rows = self._read(
+            "facts/values", group_id=group_id, predicates=list(predicates), **_view_params(view)
+        )
+        out: dict[str, dict[str, Any]] = {}
+        for r in rows:
+            values = out.setdefault(r["subject_id"], {}).setdefault(r["predicate"], [])
+            values.append(json.loads(r["value_json"]))
+        return out
+
+    # ------------------------------------------------------------------ stats, export, import
+    def stats(self, group_id: str | None) -> dict[str, Any]:
+        rows = self._read("stats/counts", group_id=group_id, now=to_ms(utcnow()))
+        counts = dict(rows[0]) if rows else {}
+        groups = (
+            [str(r["group_id"]) for r in self._read("stats/groups")]
+            if group_id is None
+            else [group_id]
+        )
+        keys = (
+            "episodes",
+            "episodes_failed",
+            "episodes_pending",
+            "entities",
+            "facts",
+            "facts_current",
+            "facts_expired",
+            "supersedes_links",
+            "contradicts_links",
+        )
+        return {
+            "store": self.url,
+            "group_id": group_id,
+            **{k: int(counts.get(k) or 0) for k in keys},
+            "groups": groups,
+            "embedder": self.get_meta("embedder"),
+        }
+
+    def _stream(self, name: str, /, **params: Any) -> Iterator[Record]:
+        """A read query's records as they arrive (exports do not hold everything in memory)."""
+        try:
+            with self._session(read=True) as session:
+                yield from session.run(query(name), params)
+        except (DriverError, Neo4jError) as exc:
+            raise self._error(f"read {name}", exc) from exc
+
+    def export_rows(self, group_id: str | None) -> Iterator[dict[str, Any]]:
+        """The SQLite store's JSONL records, in the same order (insertion order)."""
+        for r in self._stream("export/episodes", group_id=group_id):
+            yield {"type": "episode", **_episode_export(_episode_row(r["e"]))}
+        for r in self._stream("export/entities", group_id=group_id):
+            e = r["e"]
+            yield {
+                "type": "entity",
+                "id": e["id"],
+                "group_id": e["group_id"],
+                "name": e["name"],
+                "key": e["key"],
+                "entity_type": e["type"],
+                "aliases": list(e.get("aliases") or []),
+                "summary": e.get("summary"),
+                "embedding": _b64(e.get("embedding")),
+                "created_at": _iso(_opt_int(e.get("created_at"))),
+                "attributes": json.loads(e.get("attributes") or "{}"),
+            }
+        for r in self._stream("export/facts", group_id=group_id):
+            f = r["f"]
+            raw = f.get("value_json")
+            yield {
+                "type": "fact",
+                "id": f["id"],
+                "group_id": f["group_id"],
+                "subject_id": f["subject_id"],
+                "predicate": f["predicate"],
+                "object_id": f.get("object_id"),
+                "value": None if raw is None else json.loads(raw),
+                "statement": f["statement"],
+                "embedding": _b64(f.get("embedding")),
+                "valid_from": _iso(_opt_int(f.get("valid_from"))),
+                "valid_to": _iso(_opt_int(f.get("valid_to"))),
+                "recorded_at": _iso(_opt_int(f.get("recorded_at"))),
+                "expired_at": _iso(_opt_int(f.get("expired_at"))),
+                "ended_at": _iso(_opt_int(f.get("ended_at"))),
+                "end_reason": f.get("end_reason"),
+                "confidence": float(f.get("confidence", 1.0)),
+                "decided_by": f.get("decided_by") or "rule",
+            }
+        for r in self._stream("export/provenance", group_id=group_id):
+            yield {
+                "type": "provenance",
+                "fact_id": r["fact_id"],
+                "episode_id": r["episode_id"],
+                "span": r["span"],
+            }
+        for r in self._stream("export/links", group_id=group_id):
+            link = _link(r)
+            yield {
+                "type": "link",
+                "kind": link.kind,
+                "src": link.src,
+                "dst": link.dst,
+                "reason": link.reason,
+                "decided_by": link.decided_by,
+                "decided_at": _iso(link.decided_at),
+            }
+        for r in self._stream("export/mentions", group_id=group_id):
+            yield {"type": "mention", "episode_id": r["episode_id"], "entity_id": r["entity_id"]}
+
+    def import_rows(self, rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+        plan = plan_from_export(rows)
+        episodes = [episode_from_export(r) for r in rows if r.get("type") == "episode"]
+
+        def work(tx: ManagedTransaction) -> dict[str, int]:
+            counts = {
+                "episodes": 0,
+                "entities": len(plan.entities_new),
+                "facts": len(plan.facts_new),
+                "links": len(plan.links_add),
+            }
+            existing_eps: set[str] = set()
+            for chunk in _chunks([ep.id for ep in episodes]):
+                existing_eps.update(
+                    str(r["e"]["id"]) for r in _run(tx, "episodes/by_ids", ids=list(chunk))
+                )
+            fresh: list[EpisodeRow] = []
+            for ep in episodes:
+                if ep.id not in existing_eps:
+                    existing_eps.add(ep.id)
+                    fresh.append(ep)
+            if fresh:
+                base = self._seq(len(fresh))
+                _run(
+                    tx,
+                    "episodes/create",
+                    rows=[_episode_params(ep, base + i) for i, ep in enumerate(fresh)],
+                )
+            counts["episodes"] = len(fresh)
+            existing_facts: set[str] = set()
+            for chunk in _chunks([f.id for f in plan.facts_new]):
+                existing_facts.update(
+                    str(r["f"]["id"]) for r in _run(tx, "facts/by_ids", ids=list(chunk))
+                )
+            todo = dataclasses.replace(
+                plan,
+                facts_new=[f for f in plan.facts_new if f.id not in existing_facts],
+                audit=None,
+            )
+            counts["facts"] = len(todo.facts_new)
+            self._apply(tx, todo)
+            return counts
+
+        counts = self._write_tx(work, "import")
+        self._after_write([plan])
+        return counts
+
+
+# ---------------------------------------------------------------------- helpers on a transaction
+def _run(tx: ManagedTransaction, query_name: str, /, **params: Any) -> list[Record]:
+    return list(tx.run(query(query_name), params))
+
+
+def _embedder_dim(value: str) -> int | None:
+    try:
+        info = json.loads(value)
+        return int(info["dim"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _episode_params(ep: EpisodeRow, seq: int) -> dict[str, Any]:
+    return {
+        "id": ep.id,
+        "group_id": ep.group_id,
+        "source": ep.source,
+        "kind": ep.kind,
+        "content": ep.content,
+        "reference_time": int(ep.reference_time),
+        "ingested_at": int(ep.ingested_at),
+        "content_hash": ep.content_hash,
+        "status": ep.status,
+        "extractor": ep.extractor,
+        "error": ep.error,
+        "metadata": _json_dump(ep.metadata),
+        "seq": seq,
+    }
+
+
+def _entity_params(e: EntityRow, seq: int) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "group_id": e.group_id,
+        "name": e.name,
+        "key": e.key,
+        "type": e.type,
+        "aliases": list(e.aliases),
+        "alias_text": _alias_text(e.aliases),
+        "summary": e.summary,
+        "embedding": _float_list(e.embedding),
+        "created_at": int(e.created_at),
+        "attributes": _json_dump(e.attributes),
+        "seq": seq,
+    }
+
+
+def _fact_props(f: FactRow, seq: int) -> dict[str, Any]:
+    return {
+        "id": f.id,
+        "group_id": f.group_id,
+        "subject_id": f.subject_id,
+        "predicate": f.predicate,
+        "object_id": f.object_id,
+        "value_json": f.value_json,
+        "statement": f.statement,
+        "embedding": _float_list(f.embedding),
+        "valid_from": int(f.valid_from),
+        "valid_to": _opt_int(f.valid_to),
+        "recorded_at": int(f.recorded_at),
+        "expired_at": _opt_int(f.expired_at),
+        "ended_at": _opt_int(f.ended_at),
+        "end_reason": f.end_reason,
+        "confidence": float(f.confidence),
+        "decided_by": f.decided_by,
+        "seq": seq,
+    }
+
+
+# ---------------------------------------------------------------------- the in-transaction reader
+class _Reader:
+    """``StoreReader`` on an open managed transaction: sees the writes made before it."""
+
+    def __init__(self, tx: ManagedTransaction) -> None:
+        self.tx = tx
+
+    def get_episode(self, episode_id: str) -> EpisodeRow | None:
+        rows = _run(self.tx, "episodes/by_ids", ids=[episode_id])
+        return _episode_row(rows[0]["e"]) if rows else None
+
+    def entities_by_keys(self, group_id: str, keys: Sequence[str]) -> list[EntityRow]:
+        out: dict[str, EntityRow] = {}
+        for chunk in _chunks(list(dict.fromkeys(keys))):
+            for r in _run(self.tx, "entities/by_keys", group_id=group_id, keys=list(chunk)):
+                row = _entity_row(r["e"])
+                out[row.id] = row
+        ordered = [out[i] for i in sorted(out)]
+        return sorted(ordered, key=lambda e: e.created_at)
+
+    def timelines(
+        self, group_id: str, pairs: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], Timeline]:
+        result: dict[tuple[str, str], Timeline] = {pair: Timeline() for pair in pairs}
+        unique = list(dict.fromkeys(pairs))
+        if not unique:
+            return result
+        ids: list[str] = []
+        for chunk in _chunks(unique):
+            rows = _run(
+                self.tx,
+                "facts/timelines",
+                group_id=group_id,
+                pairs=[{"subject_id": s, "predicate": p} for s, p in chunk],
+            )
+            for r in rows:
+                fact = _fact_row(r["f"])
+                result[(r["subject_id"], r["predicate"])].facts.append(fact)
+                ids.append(fact.id)
+        if ids:
+            owner = {f.id: pair for pair, tl in result.items() for f in tl.facts}
+            links: dict[tuple[str, str, str], LinkRow] = {}
+            for id_chunk in _chunks(ids):
+                for r in _run(self.tx, "facts/links_touching", ids=list(id_chunk)):
+                    link = _link(r)
+                    links[(link.kind, link.src, link.dst)] = link
+            for link in sorted(links.values(), key=_link_order):
+                pair = owner.get(link.src) or owner.get(link.dst)
+                if pair is not None and link not in result[pair].links:
+                    result[pair].links.append(link)
+        return result
+
+    def facts_by_ids(self, fact_ids: Sequence[str]) -> list[FactRow]:
+        out: list[FactRow] = []
+        for chunk in _chunks(list(fact_ids)):
+            out.extend(_fact_row(r["f"]) for r in _run(self.tx, "facts/by_ids", ids=list(chunk)))
+        return out
+
+    def episode_fact_ids(self, episode_ids: Sequence[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for chunk in _chunks(list(episode_ids)):
+            for r in _run(self.tx, "episodes/fact_support", ids=list(chunk)):
+                out[str(r["id"])] = int(r["n"])
+        return out
+
+    def entity_fact_ids(self, entity_id: str) -> list[str]:
+        return [str(r["id"]) for r in _run(self.tx, "facts/about_entity", entity_id=entity_id)]
+
+    def group_episode_ids(self, group_id: str) -> list[str]:
+        return [str(r["id"]) for r in _run(self.tx, "episodes/group_ids", group_id=group_id)]
+
+    def group_fact_ids(self, group_id: str) -> list[str]:
+        return [str(r["id"]) for r in _run(self.tx, "facts/group_ids", group_id=group_id)]
+
+    def group_entity_ids(self, group_id: str) -> list[str]:
+        return [str(r["id"]) for r in _run(self.tx, "entities/group_ids", group_id=group_id)]
+
+    def episode_entity_ids(self, episode_ids: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for chunk in _chunks(list(episode_ids)):
+            out.extend(
+                str(r["id"])
+                for r in _run(self.tx, "episodes/mentioned_entity_ids", ids=list(chunk))
+            )
+        return out

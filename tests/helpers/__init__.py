@@ -1,0 +1,1 @@
+"""Helpers shared by the reliability suite (worker scripts, corpora, store checks)."""

@@ -1,0 +1,64 @@
+"""Embedders: the no-model default, the OpenAI-compatible endpoint over real HTTP."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphmem import ConfigError, GraphMemory, HashEmbedder, LLMError, OpenAIEmbedder
+from graphmem._embed import default_embedder
+from tests.fakes.openai_server import FakeOpenAIServer, server_error
+
+pytest_plugins = ["tests.fakes.pytest_plugin"]
+
+
+def test_hash_embedder_is_deterministic_unit_and_lexical() -> None:
+    emb = HashEmbedder(128)
+    a, b, c = emb.embed(["Alice lives in Osaka", "Alice lives in Osaka", "robot gripper force"])
+    assert np.allclose(a, b)
+    assert abs(float(np.linalg.norm(a)) - 1.0) < 1e-5
+    near = float(emb.embed(["Alice moved to Osaka"])[0] @ a)
+    far = float(c @ a)
+    assert near > far
+
+
+def test_hash_embedder_rejects_tiny_dims() -> None:
+    with pytest.raises(ConfigError):
+        HashEmbedder(4)
+
+
+def test_default_embedder_logs_a_one_line_notice(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv("GRAPHMEM_EMBEDDER", raising=False)
+    with caplog.at_level(logging.INFO, logger="graphmem"):
+        emb = default_embedder()
+    assert isinstance(emb, HashEmbedder)
+    assert any("hashed n-gram embedder" in r.message for r in caplog.records)
+    monkeypatch.setenv("GRAPHMEM_EMBEDDER", "word2vec")
+    with pytest.raises(ConfigError, match="word2vec"):
+        default_embedder()
+
+
+def test_openai_embedder_over_http(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
+    emb = OpenAIEmbedder("text-embedding-3-small", base_url=fake_openai.base_url, api_key="t",
+                         dim=64, batch_size=2)
+    vectors = emb.embed(["a", "b", "c"])
+    assert vectors.shape == (3, 64)
+    assert len(fake_openai.calls("embeddings")) == 2  # batched by 2
+    with GraphMemory(tmp_path / "m.db", embedder=emb) as mem:
+        mem.add_fact("Alice", "lives_in", "Osaka")
+        assert [h.target for h in mem.recall("Where does Alice live?").facts] == ["Osaka"]
+    assert '"openai:text-embedding-3-small"' in (
+        GraphMemory(tmp_path / "m.db", embedder=emb).connect().store.get_meta("embedder") or ""
+    )
+
+
+def test_openai_embedder_errors_are_graphmem_errors(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.inject(server_error(500), path=None)
+    emb = OpenAIEmbedder("m", base_url=fake_openai.base_url, api_key="t", max_retries=0)
+    with pytest.raises(LLMError, match="embedding endpoint failed"):
+        emb.embed(["x"])
