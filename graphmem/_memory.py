@@ -25,7 +25,7 @@ from ._errors import (
 )
 from ._forget import plan_forget_entity, plan_forget_episodes, plan_forget_group
 from ._ids import content_hash, entity_key, make_id
-from ._ingest import PreparedFact, build_plan, prepare_facts
+from ._ingest import PreparedFact, build_plan, default_statement, prepare_facts
 from ._models import (
     EpisodeRecord,
     ExtractedFact,
@@ -43,7 +43,7 @@ from ._time import require_aware, to_ms, utcnow
 from .extract import ExtractionContext, Extractor, get_extractor
 from .extract.structured import parse_json_record
 from .store import GraphStore, TimeView, open_store
-from .store._base import EpisodeRow, StoreReader, WritePlan
+from .store._base import EpisodeRow, StoreReader, WritePlan, episode_record
 
 __all__ = ["GraphMemory"]
 
@@ -446,7 +446,8 @@ class GraphMemory:
         position = 0
         while position < len(rows):
             first = self._extractor(rows[position][1], rows[position][0].kind)
-            size = self.settings.llm_concurrency if first.needs_context else self.settings.bulk_chunk
+            settings = self.settings
+            size = settings.llm_concurrency if first.needs_context else settings.bulk_chunk
             chunk = rows[position : position + max(size, 1)]
             position += len(chunk)
             results.extend(self._ingest_chunk(store, chunk, existing))
@@ -548,7 +549,7 @@ class GraphMemory:
         return pending
 
     def _extract_one(self, item: _Pending) -> None:
-        record = _record(item.row)
+        record = episode_record(item.row)
         chosen = item.extractor
         try:
             context = self._context(record, chosen)
@@ -588,7 +589,7 @@ class GraphMemory:
                 to_ms(episode.reference_time),
                 self.settings.context_episodes + 1,
             )
-            context.previous = [_record(p) for p in previous if p.id != episode.id][
+            context.previous = [episode_record(p) for p in previous if p.id != episode.id][
                 -self.settings.context_episodes :
             ]
             found = self.retriever.search(
@@ -789,26 +790,7 @@ class _Fixed:
 
 
 def _fact_statement(subject: str, predicate: str, target: str, negated: bool) -> str:
-    words = predicate.replace(".", " ").replace("_", " ")
     if negated:
+        words = predicate.replace(".", " ").replace("_", " ")
         return f"{subject} no longer {words} {target}".strip() + "."
-    return f"{subject} {words} {target}".strip() + "."
-
-
-def _record(row: EpisodeRow) -> EpisodeRecord:
-    from ._time import from_ms
-
-    return EpisodeRecord(
-        id=row.id,
-        group_id=row.group_id,
-        source=row.source,
-        kind=row.kind,
-        content=row.content,
-        reference_time=from_ms(row.reference_time),
-        ingested_at=from_ms(row.ingested_at),
-        content_hash=row.content_hash,
-        status=row.status,
-        extractor=row.extractor,
-        error=row.error,
-        metadata=row.metadata,
-    )
+    return default_statement(subject, predicate, target)

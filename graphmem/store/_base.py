@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._models import EntityRecord, EpisodeRecord, FactRecord
+from .._time import from_ms
 
 __all__ = [
     "EntityRow",
@@ -27,6 +28,7 @@ __all__ = [
     "TimeView",
     "Timeline",
     "WritePlan",
+    "episode_record",
 ]
 
 Vector = npt.NDArray[np.float32]
@@ -323,3 +325,20 @@ class GraphStore(Protocol):
     def export_rows(self, group_id: str | None) -> Iterator[dict[str, Any]]: ...
 
     def import_rows(self, rows: Sequence[dict[str, Any]]) -> dict[str, int]: ...
+
+
+def episode_record(ep: EpisodeRow) -> EpisodeRecord:
+    return EpisodeRecord(
+        id=ep.id,
+        group_id=ep.group_id,
+        source=ep.source,
+        kind=ep.kind,
+        content=ep.content,
+        reference_time=from_ms(ep.reference_time),
+        ingested_at=from_ms(ep.ingested_at),
+        content_hash=ep.content_hash,
+        status=ep.status,
+        extractor=ep.extractor,
+        error=ep.error,
+        metadata=ep.metadata,
+    )

@@ -29,6 +29,7 @@ from ._base import (
     TimeView,
     Vector,
     WritePlan,
+    episode_record,
 )
 from ._sqlite_schema import MIGRATIONS
 from ._vectors import VectorMatrix, from_blob, to_blob, top_k
@@ -362,7 +363,7 @@ class SQLiteStore:
             ):
                 ep = _episode_row(row)
                 found[ep.id] = ep
-        return [_episode_record(found[i]) for i in episode_ids if i in found]
+        return [episode_record(found[i]) for i in episode_ids if i in found]
 
     def episodes_by_status(self, group_id: str | None, statuses: Sequence[str]) -> list[EpisodeRow]:
         sql = f"SELECT * FROM episodes WHERE status IN ({_marks(len(statuses))})"
@@ -1079,46 +1080,41 @@ class SQLiteStore:
             yield {"type": "mention", "episode_id": row[0], "entity_id": row[1]}
 
     def import_rows(self, rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+        """Insert an export's rows; what the store already holds is left alone (and not
+        counted), so importing twice changes nothing."""
         plan = plan_from_export(rows)
-        counts = {
-            "episodes": 0,
-            "entities": len(plan.entities_new),
-            "facts": len(plan.facts_new),
-            "links": len(plan.links_add),
-        }
-        episodes = [r for r in rows if r.get("type") == "episode"]
+        episodes = [episode_from_export(r) for r in rows if r.get("type") == "episode"]
+        counts = {"episodes": 0, "entities": 0, "facts": 0, "links": 0}
 
-        def work(reader: StoreReader) -> WritePlan:
-            for r in episodes:
-                ep = episode_from_export(r)
-                if reader.get_episode(ep.id) is None:
-                    self.conn.execute(
-                        "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                        (
-                            ep.id,
-                            ep.group_id,
-                            ep.source,
-                            ep.kind,
-                            ep.content,
-                            ep.reference_time,
-                            ep.ingested_at,
-                            ep.content_hash,
-                            ep.status,
-                            ep.extractor,
-                            ep.error,
-                            json.dumps(ep.metadata, ensure_ascii=False, default=str),
-                        ),
-                    )
-                    counts["episodes"] += 1
-            existing = {
+        def present(table: str, ids: list[str]) -> set[str]:
+            return {
                 r[0]
-                for chunk in _chunks([f.id for f in plan.facts_new])
+                for chunk in _chunks(ids)
                 for r in self.conn.execute(
-                    f"SELECT id FROM facts WHERE id IN ({_marks(len(chunk))})", chunk
+                    f"SELECT id FROM {table} WHERE id IN ({_marks(len(chunk))})", chunk
                 )
             }
-            plan.facts_new = [f for f in plan.facts_new if f.id not in existing]
-            counts["facts"] = len(plan.facts_new)
+
+        def work(reader: StoreReader) -> WritePlan:
+            counts["episodes"] = sum(self._insert_episode(self.conn, ep)[1] for ep in episodes)
+            known = present("facts", [f.id for f in plan.facts_new])
+            plan.facts_new = [f for f in plan.facts_new if f.id not in known]
+            known = present("entities", [e.id for e in plan.entities_new])
+            plan.entities_new = [e for e in plan.entities_new if e.id not in known]
+            plan.links_add = [
+                lk
+                for lk in plan.links_add
+                if self.conn.execute(
+                    "SELECT 1 FROM fact_links WHERE kind = ? AND src = ? AND dst = ?",
+                    (lk.kind, lk.src, lk.dst),
+                ).fetchone()
+                is None
+            ]
+            counts.update(
+                facts=len(plan.facts_new),
+                entities=len(plan.entities_new),
+                links=len(plan.links_add),
+            )
             return plan
 
         self.write(work)
@@ -1275,23 +1271,6 @@ def _episode_row(row: sqlite3.Row | tuple[Any, ...]) -> EpisodeRow:
         extractor=row[9],
         error=row[10],
         metadata=json.loads(row[11] or "{}"),
-    )
-
-
-def _episode_record(ep: EpisodeRow) -> EpisodeRecord:
-    return EpisodeRecord(
-        id=ep.id,
-        group_id=ep.group_id,
-        source=ep.source,
-        kind=ep.kind,
-        content=ep.content,
-        reference_time=from_ms(ep.reference_time),
-        ingested_at=from_ms(ep.ingested_at),
-        content_hash=ep.content_hash,
-        status=ep.status,
-        extractor=ep.extractor,
-        error=ep.error,
-        metadata=ep.metadata,
     )
 
 
