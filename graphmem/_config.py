@@ -31,6 +31,8 @@ class Settings(BaseModel):
     llm_max_retries: int = 4
     llm_max_calls: int | None = None
     llm_max_tokens: int | None = None
+    llm_requests_per_minute: float | None = None
+    llm_tokens_per_minute: float | None = None
     context_facts: int = 20
     bulk_chunk: int = 256
     llm_concurrency: int = 4
@@ -45,6 +47,8 @@ class Settings(BaseModel):
             "llm_model": env.get("GRAPHMEM_LLM_MODEL") or None,
             "llm_base_url": env.get("GRAPHMEM_LLM_BASE_URL") or None,
             "llm_api_key": env.get("OPENAI_API_KEY") or None,
+            "llm_requests_per_minute": env.get("GRAPHMEM_LLM_RPM") or None,
+            "llm_tokens_per_minute": env.get("GRAPHMEM_LLM_TPM") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)

@@ -26,9 +26,20 @@ class Condition:
     operand: Any
 
 
+def _show(value: object, limit: int = 80) -> str:
+    """``repr`` for error messages: short, and safe for values whose repr fails (huge ints)."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - any repr failure: fall back to the type
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _scalar(value: Any, where: str) -> None:
     if value is None or isinstance(value, dict | list | tuple | set):
-        raise FilterError(f"filter {where}: expected a string, number or boolean, got {value!r}")
+        raise FilterError(
+            f"filter {where}: expected a string, number or boolean, got {_show(value)}"
+        )
 
 
 def parse_filters(filters: Mapping[str, Any] | None) -> list[Condition]:
@@ -41,16 +52,16 @@ def parse_filters(filters: Mapping[str, Any] | None) -> list[Condition]:
     out: list[Condition] = []
     for raw_path, spec in filters.items():
         try:
-            path = normalize_predicate(str(raw_path))
+            path = normalize_predicate(raw_path)
         except PredicateError as exc:
-            raise FilterError(f"filter path {raw_path!r}: {exc}") from None
+            raise FilterError(f"filter path {_show(raw_path)}: {exc}") from None
         if isinstance(spec, Mapping):
             if not spec:
                 raise FilterError(f"filter {path!r}: empty condition")
             for op, operand in spec.items():
                 if op not in _OPS:
                     raise FilterError(
-                        f"filter {path!r}: unknown operator {op!r}; use one of {', '.join(_OPS)}"
+                        f"filter {path!r}: unknown operator {_show(op)}; use one of {', '.join(_OPS)}"
                     )
                 if op == "$in":
                     if not isinstance(operand, list | tuple) or not operand:

@@ -18,6 +18,7 @@ from typing import Any
 from ._config import Settings
 from ._embed import Embedder, default_embedder
 from ._errors import (
+    ConfigError,
     EmbeddingMismatchError,
     GraphMemError,
     InputError,
@@ -54,8 +55,17 @@ _ROLE_SPEAKERS = {"user": None, "human": None, "assistant": "assistant", "ai": "
 
 def _group(group_id: object) -> str:
     if not isinstance(group_id, str) or not group_id.strip():
-        raise InputError(f"group_id must be a non-empty string, got {group_id!r}")
+        raise InputError(f"group_id must be a non-empty string, got {_show(group_id)}")
     return _text(group_id, "group_id")
+
+
+def _show(value: object, limit: int = 80) -> str:
+    """``repr`` for error messages: short, and safe for values whose repr fails (huge ints)."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _text(value: object, name: str, *, empty: bool = False) -> str:
@@ -250,7 +260,10 @@ class GraphMemory:
                         data.get("extractor"),
                     )
                 )
-            except InputError as exc:
+                # Resolve the extractor now: a bad name must not fail a later chunk after the
+                # earlier chunks were written.
+                self._extractor(rows[-1][1], rows[-1][0].kind)
+            except (InputError, ConfigError) as exc:
                 raise type(exc)(f"episode {index}: {exc}") from None
         return self._ingest_many(rows)
 
@@ -379,7 +392,7 @@ class GraphMemory:
         if "\x00" in content:
             raise InputError("content contains a NUL character")
         if kind not in EPISODE_KINDS:
-            raise InputError(f"kind must be one of {', '.join(EPISODE_KINDS)}, got {kind!r}")
+            raise InputError(f"kind must be one of {', '.join(EPISODE_KINDS)}, got {_show(kind)}")
         if source is not None and not isinstance(source, str):
             raise InputError(f"source must be a string, got {type(source).__name__}")
         _text(content, "content")
@@ -599,10 +612,27 @@ class GraphMemory:
                 k=self.settings.context_facts,
                 hops=1,
             )
-            context.facts = [
+            facts = [
                 FactRecord(**h.model_dump(include=set(FactRecord.model_fields)))
                 for h in found.facts
             ]
+            # What memory holds about the speaker, even when the text never names them
+            # ("I moved to Porto" must be able to say which lives_in fact it replaces).
+            speaker_ids = [
+                e.id for e in self.store.find_entities(episode.group_id, [entity_key(str(speaker))])
+            ]
+            if speaker_ids:
+                about = self.store.list_facts(
+                    episode.group_id,
+                    entity_ids=speaker_ids,
+                    view=self._view(None, None),
+                    subject_only=True,
+                )
+                seen = {f.id for f in facts}
+                facts = [
+                    f for f in about[-self.settings.context_facts :] if f.id not in seen
+                ] + facts
+            context.facts = facts[: 2 * self.settings.context_facts]
         return context
 
     def _embed_all(self, items: Sequence[_Pending]) -> None:
@@ -654,9 +684,9 @@ class GraphMemory:
         if not isinstance(query, str):
             raise InputError(f"query must be a string, got {type(query).__name__}")
         if not isinstance(k, int) or isinstance(k, bool) or k < 1 or k > 1000:
-            raise InputError(f"k must be an integer between 1 and 1000, got {k!r}")
+            raise InputError(f"k must be an integer between 1 and 1000, got {_show(k)}")
         if not isinstance(hops, int) or isinstance(hops, bool) or not 0 <= hops <= 3:
-            raise InputError(f"hops must be 0, 1, 2 or 3, got {hops!r}")
+            raise InputError(f"hops must be 0, 1, 2 or 3, got {_show(hops)}")
         view = self._view(as_of, known_at)
         return self.retriever.search(
             query,
@@ -757,6 +787,8 @@ class GraphMemory:
 
     def export(self, *, group_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Every episode, entity, fact, provenance link, SUPERSEDES/CONTRADICTS link, mention."""
+        if group_id is not None:
+            group_id = _group(group_id)
         return self._ready().export_rows(group_id)
 
     def import_rows(self, rows: Sequence[dict[str, Any]]) -> dict[str, int]:

@@ -19,6 +19,7 @@ from typing import Any, NoReturn, TypeVar, cast
 import click
 
 from .. import __version__
+from .._config import Settings
 from .._errors import FilterError, GraphMemError, InputError
 from .._memory import GraphMemory
 from .._models import IngestResult
@@ -64,6 +65,7 @@ class State:
         self.verbose = verbose
         self.quiet = quiet
         self._memory: GraphMemory | None = None
+        self.settings_overrides: dict[str, object] = {}
 
     @property
     def group_id(self) -> str:
@@ -72,7 +74,8 @@ class State:
 
     def memory(self) -> GraphMemory:
         if self._memory is None:
-            self._memory = GraphMemory(self.store)
+            settings = Settings.from_env(**self.settings_overrides)
+            self._memory = GraphMemory(self.store, settings=settings)
             click.get_current_context().call_on_close(self._memory.close)
         return self._memory
 
@@ -263,6 +266,27 @@ def _ms_iso(ms: int) -> str:
     return render.fmt_time(from_ms(ms))
 
 
+# ------------------------------------------------------------------------------- LLM options
+def llm_options(func: Any) -> Any:
+    """--max-calls / --max-tokens / --concurrency: a budget and a pace for LLM extraction."""
+    func = click.option("--concurrency", type=click.IntRange(1, 64), default=None,
+                        help="LLM calls in flight at once (default 4).")(func)
+    func = click.option("--max-tokens", type=click.IntRange(1), default=None,
+                        help="Stop calling the LLM once this many tokens are spent.")(func)
+    func = click.option("--max-calls", type=click.IntRange(1), default=None,
+                        help="Stop calling the LLM after this many calls; the remaining "
+                        "episodes stay stored as failed for `graphmem reprocess`.")(func)
+    return func
+
+
+def _apply_llm_options(state: State, max_calls: int | None, max_tokens: int | None,
+                       concurrency: int | None) -> None:
+    state.settings_overrides.update(
+        {k: v for k, v in (("llm_max_calls", max_calls), ("llm_max_tokens", max_tokens),
+                           ("llm_concurrency", concurrency)) if v is not None}
+    )
+
+
 # ------------------------------------------------------------------------------- ingest
 @cli.command()
 @click.argument(
@@ -281,10 +305,12 @@ def _ms_iso(ms: int) -> str:
 @click.option("--assume-utc", is_flag=True,
               help="Read date-times without an offset in JSON inputs as UTC (transcripts "
               "always do).")
+@llm_options
 @json_option
 @pass_state
 def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: str,
-           skip_invalid: bool, assume_utc: bool, as_json: bool) -> None:
+           skip_invalid: bool, assume_utc: bool, as_json: bool, max_calls: int | None,
+           max_tokens: int | None, concurrency: int | None) -> None:
     """Ingest files, directories or stdin (-) as episodes, then extract facts.
 
     \b
@@ -302,6 +328,7 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
     file adds nothing. After Ctrl-C the committed episodes stay; run the command again to
     finish the rest.
     """
+    _apply_llm_options(state, max_calls, max_tokens, concurrency)
     parsed = _parse_inputs(paths, fmt, per, state.group_id, assume_utc)
     if parsed.problems and not skip_invalid:
         for problem in parsed.problems:
@@ -490,10 +517,13 @@ class _Summary:
 @cli.command()
 @click.option("--extractor", type=click.Choice(EXTRACTORS), default="auto", show_default=True,
               help="Extractor to run again.")
+@llm_options
 @json_option
 @pass_state
-def reprocess(state: State, extractor: str, as_json: bool) -> None:
+def reprocess(state: State, extractor: str, as_json: bool, max_calls: int | None,
+              max_tokens: int | None, concurrency: int | None) -> None:
     """Run extraction again for episodes left pending or failed (e.g. after an LLM outage)."""
+    _apply_llm_options(state, max_calls, max_tokens, concurrency)
     started = time.perf_counter()
     results = state.memory().reprocess(group_id=state.group, extractor=extractor)
     summary = _Summary(files=0, invalid=0, total=len(results))

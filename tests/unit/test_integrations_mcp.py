@@ -84,7 +84,7 @@ def test_call_each_tool(memory: GraphMemory) -> None:
     assert "1 new fact" in texts[2]
     assert "- Maya lives in Porto. [2024-03-01 → now]" in texts[3]
     assert "replaced: Maya lives in Lisbon." in texts[3]
-    assert "Maya lives in Lisbon. [2024-01-08 → 2024-03-01] (no longer true)" in texts[4]
+    assert "Maya lives in Lisbon. [2024-01-08 → 2024-03-01]" in texts[4]
     assert texts[5].splitlines()[1:] == [
         "- [2024-01-08 → 2024-03-01] Maya lives in Lisbon. (replaced: update)",
         "- [2024-03-01 → now] Maya lives in Porto. (current)",
