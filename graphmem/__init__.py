@@ -43,6 +43,7 @@ from ._models import (
 )
 from ._predicates import Predicate, PredicateRegistry
 from ._retrieve import RetrievalConfig, Retriever
+from ._sources import Problem, SourceError, load_episodes
 from .extract import ExtractionContext, Extractor
 from .store import GraphStore, open_store
 
@@ -81,13 +82,16 @@ __all__ = [
     "Predicate",
     "PredicateError",
     "PredicateRegistry",
+    "Problem",
     "RecallResult",
     "RetrievalConfig",
     "Retriever",
     "SchemaError",
     "SentenceTransformerEmbedder",
     "Settings",
+    "SourceError",
     "StoreError",
     "__version__",
+    "load_episodes",
     "open_store",
 ]

@@ -30,7 +30,7 @@ def _show(value: object, limit: int = 80) -> str:
     """``repr`` for error messages: short, and safe for values whose repr fails (huge ints)."""
     try:
         text = repr(value)
-    except Exception:  # noqa: BLE001 - any repr failure: fall back to the type
+    except Exception:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -61,7 +61,8 @@ def parse_filters(filters: Mapping[str, Any] | None) -> list[Condition]:
             for op, operand in spec.items():
                 if op not in _OPS:
                     raise FilterError(
-                        f"filter {path!r}: unknown operator {_show(op)}; use one of {', '.join(_OPS)}"
+                        f"filter {path!r}: unknown operator {_show(op)}; "
+                        f"use one of {', '.join(_OPS)}"
                     )
                 if op == "$in":
                     if not isinstance(operand, list | tuple) or not operand:

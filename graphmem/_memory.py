@@ -734,6 +734,12 @@ class GraphMemory:
         view = None if include_history else self._view(None, None)
         return store.list_facts(group_id, entity_ids=ids, view=view)
 
+    def get_facts(self, fact_ids: Sequence[str]) -> list[FactRecord]:
+        """Facts by id (e.g. the ids in ``IngestResult.superseded``), in the order given."""
+        if isinstance(fact_ids, str):
+            raise InputError("get_facts takes a list of fact ids")
+        return self._ready().fact_records(list(fact_ids), None)
+
     def episode(self, episode_id: str) -> EpisodeRecord | None:
         found = self._ready().episodes([_text(episode_id, "episode_id")])
         return found[0] if found else None

@@ -49,7 +49,8 @@ class RetrievalConfig:
     # best neighbour's score, x (1 + speaker_weight) for episodes spoken by someone the query
     # names, plus fact_episode_weight x the score (scaled) of the best returned fact they support.
     context_weight: float = 0.6
-    context_window: int = 1
+    context_window: int = 2
+    context_decay: float = 1.0
     speaker_weight: float = 0.5
     fact_episode_weight: float = 0.5
     episode_n: int = 100
@@ -304,8 +305,9 @@ class Retriever:
             # Each episode gets context_weight x its best neighbour's score (a hit's neighbours
             # come in as candidates that way too).
             for eid, near in neighbours.items():
-                score = cfg.context_weight * base.get(eid, 0.0)
-                for other in near:
+                own = cfg.context_weight * base.get(eid, 0.0)
+                for other, distance in near:
+                    score = own * cfg.context_decay ** (distance - 1)
                     if score > lift.get(other, 0.0):
                         lift[other] = score
         scores = {e: base.get(e, 0.0) + lift.get(e, 0.0) for e in {*base, *lift}}

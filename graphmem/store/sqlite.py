@@ -736,12 +736,12 @@ class SQLiteStore:
 
     def episode_context(
         self, episode_ids: Sequence[str], window: int = 1
-    ) -> tuple[dict[str, str | None], dict[str, list[str]]]:
+    ) -> tuple[dict[str, str | None], dict[str, list[tuple[str, int]]]]:
         """Each episode's speaker, and its neighbours: the ``window`` episodes before and after it
         in arrival order within the same group and source (a conversation's adjacent turns).
 
-        Returns (speaker by episode id, for the episodes and their neighbours; neighbour ids by
-        episode id). Rowid lookups only: cheap at any store size.
+        Returns (speaker by episode id, for the episodes and their neighbours; (neighbour id,
+        distance) by episode id). Rowid lookups only: cheap at any store size.
         """
         wanted = list(dict.fromkeys(episode_ids))
         speaker_sql = (
@@ -757,7 +757,7 @@ class SQLiteStore:
             ):
                 base[eid] = (rowid, gid, source)
                 speakers[eid] = who if isinstance(who, str) else None
-        neighbours: dict[str, list[str]] = {eid: [] for eid in base}
+        neighbours: dict[str, list[tuple[str, int]]] = {eid: [] for eid in base}
         if window <= 0 or not base:
             return speakers, neighbours
         # Look a little wider than the window: other sources' episodes may be interleaved.
@@ -775,17 +775,14 @@ class SQLiteStore:
                 near[rowid] = (eid, gid, source)
                 speakers.setdefault(eid, who if isinstance(who, str) else None)
         for eid, (rowid, gid, source) in base.items():
-            before = [
-                near[r][0]
-                for r in range(rowid - 1, rowid - reach - 1, -1)
-                if r in near and near[r][1] == gid and near[r][2] == source
-            ][:window]
-            after = [
-                near[r][0]
-                for r in range(rowid + 1, rowid + reach + 1)
-                if r in near and near[r][1] == gid and near[r][2] == source
-            ][:window]
-            neighbours[eid] = before + after
+            for step in (-1, 1):
+                found = 0
+                for r in range(rowid + step, rowid + step * (reach + 1), step):
+                    if r in near and near[r][1] == gid and near[r][2] == source:
+                        found += 1
+                        neighbours[eid].append((near[r][0], found))
+                        if found == window:
+                            break
         return speakers, neighbours
 
     def find_entities(self, group_id: str, keys: Sequence[str]) -> list[EntityRecord]:

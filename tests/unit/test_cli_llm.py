@@ -49,3 +49,10 @@ def test_max_calls_stops_and_reprocess_completes(
     second = runner.invoke(cli, ["reprocess", "--extractor", "llm", "--json"], env=env)
     assert second.exit_code == 0, second.output
     assert len(fake_openai.calls("chat/completions")) == 4
+
+
+def test_browser_prints_url_style_and_queries() -> None:
+    result = CliRunner().invoke(cli, ["browser"])
+    assert result.exit_code == 0, result.output
+    assert "localhost:7474/browser" in result.output and ":style" in result.output
+    assert "MATCH" in result.output

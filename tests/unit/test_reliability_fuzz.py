@@ -6,7 +6,7 @@ stored verbatim. For the parsers (``graphmem._sources``): only ``GraphMemError``
 whatever they accept without problems ``add_episodes`` accepts too.
 
 Runs are derandomized (the same examples every run) so that CI is stable; raise
-``GRAPHMEM_FUZZ_EXAMPLES`` locally to search longer.
+``GRAPHMEM_FUZZ_EXAMPLES`` and set ``GRAPHMEM_FUZZ_RANDOM=1`` locally to search longer.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from graphmem import GraphMemError, GraphMemory
@@ -33,7 +33,7 @@ EXAMPLES = int(os.environ.get("GRAPHMEM_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
-    derandomize=True,
+    derandomize=not os.environ.get("GRAPHMEM_FUZZ_RANDOM"),
     database=None,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,
@@ -168,6 +168,7 @@ def test_fuzz_add_episode(mem: GraphMemory, content: Any, group_id: Any, source:
     ok, result = attempt(mem, lambda: mem.add_episode(
         content, group_id=group_id, source=source, kind=kind, reference_time=reference_time,
         metadata=metadata, extractor=extractor))
+    event(f"add_episode: {'stored' if ok else 'rejected'}")
     if ok:
         stored = mem.episode(result.episode_id)
         assert stored is not None and stored.content == content  # verbatim
@@ -198,6 +199,7 @@ def test_fuzz_add_fact(mem: GraphMemory, subject: Any, predicate: Any, object_: 
         subject, predicate, object_, value=value, group_id=group_id, valid_from=valid_from,
         valid_to=valid_to, source=source, confidence=confidence, negated=negated,
         correction=correction, statement=statement, replaces=replaces))
+    event(f"add_fact: {'stored' if ok else 'rejected'}")
     if ok:
         episode = mem.episode(result.episode_id)
         assert episode is not None and episode.group_id == group_id
@@ -242,6 +244,7 @@ def test_fuzz_recall(mem: GraphMemory, query: Any, group_id: Any, as_of: Any, kn
     ok, result = attempt(mem, lambda: mem.recall(
         query, group_id=group_id, as_of=as_of, known_at=known_at, k=k, hops=hops,
         filters=filters))
+    event(f"recall: {'answered' if ok else 'rejected'}")
     if ok:
         assert len(result.facts) <= k
         assert all(h.group_id == group_id for h in result.facts)
@@ -395,7 +398,9 @@ def test_fuzz_source_parsers(mem: GraphMemory, text: str, name: str, fmt: str, p
     for problem in parsed.problems:
         assert str(problem)
     if parsed.problems or not parsed.records:
+        event("parser: rejected or empty")
         return
+    event(f"parser: accepted as {sorted(set(parsed.formats.values()))}")
     before = snapshot(mem)
     # What the parser accepted, the memory accepts: validation first, nothing fails after it.
     results = mem.add_episodes(parsed.episodes())
