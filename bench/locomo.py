@@ -17,10 +17,17 @@ and NDCG@10 (binary relevance) are averaged per category and overall (1â€“4, 1â€
 Categories (LoCoMo's numbering): 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
 5 adversarial. Nothing about a question but its text reaches recall(): no category, no evidence.
 
-Configurations: ``full`` and the ablations ``no_expansion``, ``no_vectors``, ``no_fulltext``
-(``RetrievalConfig`` switches), plus plain turn-retrieval baselines computed here on the same
-turn texts (``bm25``: Okapi BM25, k1=1.5, b=0.75, lower-cased word tokens; with ``--embedder
-minilm`` also ``dense`` and ``bm25+dense`` RRF).
+Configurations: ``default`` (the library's ``RetrievalConfig()``), ``focused``
+(``RetrievalConfig(named_fact_limit=0)``: only facts the question's words point at, so a
+speaker's many unrelated facts do not take the first ranks) and ablations of ``focused``, each
+switching one part off (``use_expansion=False``: entity hops and neighbouring turns;
+``use_context=False``: neighbouring turns only; ``use_vectors``, ``use_fulltext``, ``use_names``;
+``speaker_weight=0``; ``time_weight=0``). ``episodes_first_diagnostic`` re-scores the same results
+with ``RecallResult.episodes`` first (not the protocol; it shows what the facts-first order costs).
+Plain turn-retrieval baselines are computed here on the turns as "Speaker: text" (with the
+caption), which reproduces the issue's BM25 reference (0.531): ``bm25`` (Okapi BM25, k1=1.5,
+b=0.75, lower-cased word tokens) and, with ``--embedder minilm``, ``dense`` and
+``bm25+dense_rrf``.
 
 Ingested stores are cached under ``--cache`` (keyed by the data file, the ingest options, the
 embedder and the source of the extractor), so a second run only measures recall.
@@ -40,30 +47,40 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import graphmem  # noqa: E402
-from graphmem import GraphMemory  # noqa: E402
-from graphmem._embed import Embedder, HashEmbedder  # noqa: E402
-from graphmem._retrieve import RetrievalConfig  # noqa: E402
+import graphmem
+from graphmem import GraphMemory
+from graphmem._embed import Embedder, HashEmbedder
+from graphmem._retrieve import RetrievalConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 20)
 
+FOCUSED = {"named_fact_limit": 0}
 CONFIGS: dict[str, dict[str, Any]] = {
-    "full": {},
-    "no_expansion": {"use_expansion": False},
-    "no_vectors": {"use_vectors": False},
-    "no_fulltext": {"use_fulltext": False},
+    # The library's defaults: every fact about an entity the question names is returned (up to
+    # k), before any episode, so a talkative speaker's unrelated facts fill the top ranks.
+    "default": {},
+    # Only facts the question's words point at (RetrievalConfig(named_fact_limit=0)).
+    "focused": FOCUSED,
+    # Ablations of "focused": each part switched off alone.
+    "focused_no_expansion": FOCUSED | {"use_expansion": False},
+    "focused_no_context": FOCUSED | {"use_context": False},
+    "focused_no_vectors": FOCUSED | {"use_vectors": False},
+    "focused_no_fulltext": FOCUSED | {"use_fulltext": False},
+    "focused_no_names": FOCUSED | {"use_names": False},
+    "focused_no_speaker": FOCUSED | {"speaker_weight": 0.0},
+    "focused_no_time": FOCUSED | {"time_weight": 0.0},
 }
 
 
@@ -210,8 +227,16 @@ def _signature(data: Path, captions: bool, embedder: Embedder, extractor: str) -
     h.update(data.read_bytes())
     h.update(f"{captions}|{embedder.name}|{embedder.dim}|{extractor}".encode())
     package = Path(graphmem.__file__).parent
-    for rel in ("extract/rules.py", "_ingest.py", "_reconcile.py", "_resolve.py", "_memory.py",
-                "store/sqlite.py", "store/_sqlite_schema.py", "_predicates.py"):
+    for rel in (
+        "extract/rules.py",
+        "_ingest.py",
+        "_reconcile.py",
+        "_resolve.py",
+        "_memory.py",
+        "store/sqlite.py",
+        "store/_sqlite_schema.py",
+        "_predicates.py",
+    ):
         path = package / rel
         if path.exists():
             h.update(path.read_bytes())
@@ -253,8 +278,12 @@ def ingest_all(
             "entities": stats["entities"],
             "failed": failed,
         }
-        print(f"ingested {sid}: {len(items)} turns, {stats['facts']} facts, "
-              f"{stats['entities']} entities in {seconds:.1f}s", file=sys.stderr, flush=True)
+        print(
+            f"ingested {sid}: {len(items)} turns, {stats['facts']} facts, "
+            f"{stats['entities']} entities in {seconds:.1f}s",
+            file=sys.stderr,
+            flush=True,
+        )
     turns = sum(c["turns"] for c in info["conversations"].values())
     info["total"] = {
         "turns": turns,
@@ -271,17 +300,25 @@ def ingest_all(
 
 
 # ----------------------------------------------------------------------------- runs
-def dialog_ids(result: Any, dia_of: dict[str, str]) -> list[str]:
-    ranked: list[str] = []
+def dialog_ids(result: Any, dia_of: dict[str, str], episodes_first: bool = False) -> list[str]:
+    """The protocol: facts' provenance (fact rank order), then RecallResult.episodes.
+
+    ``episodes_first`` (a diagnostic, not the protocol): RecallResult.episodes (the retriever's
+    own fused episode ranking, which already counts the returned facts' support), then the
+    facts' provenance.
+    """
+    from_facts: list[str] = []
     for hit in result.facts:
         for eid in hit.episode_ids:
             dia = dia_of.get(eid)
             if dia is not None:
-                ranked.append(dia)
+                from_facts.append(dia)
+    from_episodes: list[str] = []
     for ep in result.episodes:
         dia = ep.metadata.get("dia_id") or dia_of.get(ep.id)
         if dia is not None:
-            ranked.append(str(dia))
+            from_episodes.append(str(dia))
+    ranked = from_episodes + from_facts if episodes_first else from_facts + from_episodes
     return list(dict.fromkeys(ranked))
 
 
@@ -296,6 +333,7 @@ def run_config(
     per_question: dict[str, list[Any]] | None = None,
 ) -> dict[str, Any]:
     rows: list[tuple[int, dict[str, float]]] = []
+    alt_rows: list[tuple[int, dict[str, float]]] = []
     latencies: list[float] = []
     returned: list[int] = []
     from_facts: list[int] = []
@@ -323,6 +361,7 @@ def run_config(
             from_facts.append(len({dia_of.get(e) for h in result.facts for e in h.episode_ids}))
             metrics = score(ranked, qa["ev"])
             rows.append((qa["cat"], metrics))
+            alt_rows.append((qa["cat"], score(dialog_ids(result, dia_of, True), qa["ev"])))
             if per_question is not None:
                 per_question.setdefault(name, []).append(
                     [sid, qa["cat"], round(metrics["R@10"], 3), ranked[:10], qa["ev"]]
@@ -333,8 +372,15 @@ def run_config(
     return {
         "config": overrides,
         "metrics": summarize(rows),
-        "recall_ms": {"p50": round(float(np.percentile(lat, 50)), 2),
-                      "p95": round(float(np.percentile(lat, 95)), 2)},
+        "episodes_first_diagnostic": {
+            group: {key: m[key] for key in ("R@5", "R@10", "R@20", "NDCG@10")}
+            for group, m in summarize(alt_rows).items()
+            if group.startswith("all")
+        },
+        "recall_ms": {
+            "p50": round(float(np.percentile(lat, 50)), 2),
+            "p95": round(float(np.percentile(lat, 95)), 2),
+        },
         "mean_dialog_ids_returned": round(float(np.mean(returned)), 1),
         "mean_dialog_ids_from_facts": round(float(np.mean(from_facts)), 1),
     }
@@ -347,7 +393,8 @@ def run_baselines(
     for sample in samples:
         items = conversation_items(sample, captions)
         dias = [it["metadata"]["dia_id"] for it in items]
-        texts = [it["content"] for it in items]
+        # As the reference points index a turn: "Speaker: text" (this reproduces BM25 0.531).
+        texts = [f"{it['metadata']['speaker']}: {it['content']}" for it in items]
         bm25 = BM25(texts)
         qas = questions(sample, set(dias))
         doc_vecs = embedder.embed(texts) if embedder is not None else None
@@ -366,8 +413,9 @@ def run_baselines(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
     parser.add_argument("--k", type=int, default=20, help="recall(k=...) (at least 20)")
@@ -376,8 +424,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--no-captions", dest="captions", action="store_false")
     parser.add_argument("--no-baselines", dest="baselines", action="store_false")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N")
-    parser.add_argument("--cache", type=Path,
-                        default=Path(tempfile.gettempdir()) / "graphmem-locomo-cache")
+    parser.add_argument(
+        "--cache", type=Path, default=Path(tempfile.gettempdir()) / "graphmem-locomo-cache"
+    )
     parser.add_argument("--dump", type=Path, help="per-question ranks (for error analysis)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
@@ -385,8 +434,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     samples = json.loads(args.data.read_text())[: args.conversations]
     embedder = make_embedder(args.embedder)
     args.cache.mkdir(parents=True, exist_ok=True)
-    folder, ingest = ingest_all(samples, embedder, captions=args.captions, extractor="rules",
-                                cache=args.cache, data=args.data)
+    folder, ingest = ingest_all(
+        samples,
+        embedder,
+        captions=args.captions,
+        extractor="rules",
+        cache=args.cache,
+        data=args.data,
+    )
     print(f"stores: {folder} ({ingest['total']})", file=sys.stderr, flush=True)
 
     report: dict[str, Any] = {
@@ -405,31 +460,42 @@ def main(argv: Sequence[str] | None = None) -> None:
             "RecallResult.episodes; mapped to dia_id, deduplicated",
         },
         "ingest": ingest["total"],
-        "reference_points_R@10": {"bm25": 0.531, "all-MiniLM-L6-v2": 0.497,
-                                  "bm25+dense_rrf": 0.587},
+        "reference_points_R@10": {
+            "bm25": 0.531,
+            "all-MiniLM-L6-v2": 0.497,
+            "bm25+dense_rrf": 0.587,
+        },
         "configs": {},
     }
     per_question: dict[str, list[Any]] | None = {} if args.dump else None
     for name in args.configs:
         t0 = time.perf_counter()
-        result = run_config(name, CONFIGS[name], samples, folder, embedder, args.k, args.hops,
-                            per_question)
+        result = run_config(
+            name, CONFIGS[name], samples, folder, embedder, args.k, args.hops, per_question
+        )
         result["seconds"] = round(time.perf_counter() - t0, 1)
         report["configs"][name] = result
         overall = result["metrics"]["all_1-5"]
-        print(f"{name:>14}: R@5 {overall['R@5']:.3f}  R@10 {overall['R@10']:.3f}  "
-              f"R@20 {overall['R@20']:.3f}  NDCG@10 {overall['NDCG@10']:.3f}  "
-              f"(1-4 R@10 {result['metrics']['all_1-4']['R@10']:.3f}; "
-              f"p50 {result['recall_ms']['p50']} ms)", flush=True)
+        alt = result["episodes_first_diagnostic"]["all_1-5"]
+        print(
+            f"{name:>22}: R@5 {overall['R@5']:.3f}  R@10 {overall['R@10']:.3f}  "
+            f"R@20 {overall['R@20']:.3f}  NDCG@10 {overall['NDCG@10']:.3f}  "
+            f"(1-4 R@10 {result['metrics']['all_1-4']['R@10']:.3f}; episodes-first R@10 "
+            f"{alt['R@10']:.3f}; p50 {result['recall_ms']['p50']} ms)",
+            flush=True,
+        )
     if args.baselines:
         report["baselines"] = run_baselines(
             samples, args.captions, embedder if args.embedder != "hash" else None
         )
         for name, result in report["baselines"].items():
             overall = result["metrics"]["all_1-5"]
-            print(f"{name:>14}: R@5 {overall['R@5']:.3f}  R@10 {overall['R@10']:.3f}  "
-                  f"R@20 {overall['R@20']:.3f}  NDCG@10 {overall['NDCG@10']:.3f}  "
-                  f"(1-4 R@10 {result['metrics']['all_1-4']['R@10']:.3f})", flush=True)
+            print(
+                f"{name:>22}: R@5 {overall['R@5']:.3f}  R@10 {overall['R@10']:.3f}  "
+                f"R@20 {overall['R@20']:.3f}  NDCG@10 {overall['NDCG@10']:.3f}  "
+                f"(1-4 R@10 {result['metrics']['all_1-4']['R@10']:.3f})",
+                flush=True,
+            )
     if args.dump and per_question is not None:
         args.dump.write_text(json.dumps(per_question))
     if args.out:

@@ -1,6 +1,7 @@
 """Ingest throughput and recall latency of the embedded SQLite store at growing sizes.
 
-    python bench/perf_sqlite.py --sizes 10000 100000 --queries 200 --out bench/results/perf_sqlite.json
+    python bench/perf_sqlite.py --sizes 10000 100000 --queries 200 \
+        --out bench/results/perf_sqlite.json
 
 Vectors are precomputed (a lookup, see ``PrecomputedEmbedder``), so the figures measure graphmem
 itself: ``add_episodes`` bulk path (structured robot episodes, 10 facts each) and ``recall``
@@ -21,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import PrecomputedEmbedder, percentiles, robot_records, rss_mb  # noqa: E402
-from graphmem import GraphMemory  # noqa: E402
+from bench._common import PrecomputedEmbedder, percentiles, robot_records, rss_mb
+from graphmem import GraphMemory
 
 QUERIES = [
     "grasp red mug success",

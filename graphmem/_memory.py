@@ -299,6 +299,8 @@ class GraphMemory:
             _text(value, "value", empty=True)
         if isinstance(confidence, bool) or not isinstance(confidence, int | float):
             raise InputError(f"confidence must be a number, got {type(confidence).__name__}")
+        if isinstance(confidence, int) and not 0 <= confidence <= 1:  # float(10**400) overflows
+            raise InputError(f"confidence must be between 0 and 1, got {_show(confidence)}")
         if object is not None and value is not None:
             raise InputError("give either object (an entity name) or value (a literal), not both")
         if object is not None and (not isinstance(object, str) or not object.strip()):
@@ -311,6 +313,10 @@ class GraphMemory:
             raise InputError(
                 f"value must be a string, number or boolean, got {type(value).__name__}"
             )
+        for name, flag in (("negated", negated), ("correction", correction)):
+            if not isinstance(flag, bool | int):
+                raise InputError(f"{name} must be True or False, got {type(flag).__name__}")
+        negated, correction = bool(negated), bool(correction)
         if negated and correction:
             raise InputError("a fact cannot be both negated and a correction")
         if not 0.0 <= float(confidence) <= 1.0:

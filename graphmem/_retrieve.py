@@ -11,12 +11,14 @@ from collections import defaultdict
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ._embed import Embedder
 from ._filters import matches, parse_filters
 from ._ids import entity_key
 from ._models import EpisodeRef, FactHit, RecallResult
+from ._time import to_ms
 from .store._base import GraphStore, TimeView
 from .store.sqlite import _STOP, fts_words
 
@@ -50,8 +52,12 @@ class RetrievalConfig:
     # names, plus fact_episode_weight x the score (scaled) of the best returned fact they support.
     context_weight: float = 0.6
     context_window: int = 2
+    context_n: int = 50
     context_decay: float = 1.0
     speaker_weight: float = 0.5
+    # x (1 + time_weight) for episodes whose reference time falls in a period the query names
+    # ("in August 2023", "on 9 May, 2023", "in 2022"; a day means the week after it too).
+    time_weight: float = 1.0
     fact_episode_weight: float = 0.5
     episode_n: int = 100
     # A fact is returned only with direct support from the query: a full-text hit on the words
@@ -115,12 +121,71 @@ def _name_keys(query: str) -> list[str]:
     return list(dict.fromkeys(k for k in keys if len(k) > 1))
 
 
+_MONTHS = {
+    name: i + 1
+    for i, name in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ]
+    )
+}
+_MONTHS.update({name[:3]: n for name, n in list(_MONTHS.items())} | {"sept": 9})
+_MONTH = r"(?P<m>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<y>(?:19|20)\d\d)"
+_DATES = [
+    re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}\b", re.I),
+    re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.I),
+    re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.I),
+    re.compile(rf"\b{_YEAR}\b"),
+]
+_WEEK_MS = 7 * 86_400_000
+
+
+def _periods(query: str) -> list[tuple[int, int]]:
+    """Time periods the query names, as [start, end) epoch ms (UTC): a day (and the week after
+    it, when it would have been told), a month, a year. Bare month names are not read as dates
+    ("May" is also a name)."""
+    out: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = []
+    for pattern in _DATES:
+        for match in pattern.finditer(query):
+            if any(a < match.end() and match.start() < b for a, b in taken):
+                continue
+            parts = match.groupdict()
+            year = int(parts["y"])
+            month = _MONTHS.get((parts.get("m") or "").lower().rstrip("."))
+            try:
+                if parts.get("d") and month:
+                    start = datetime(year, month, int(parts["d"]), tzinfo=UTC)
+                    end = start + timedelta(days=1)
+                elif month:
+                    start = datetime(year, month, 1, tzinfo=UTC)
+                    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+                else:
+                    start = datetime(year, 1, 1, tzinfo=UTC)
+                    end = datetime(year + 1, 1, 1, tzinfo=UTC)
+            except ValueError:
+                continue
+            taken.append((match.start(), match.end()))
+            out.append((to_ms(start), to_ms(end) + _WEEK_MS))
+    return out
+
+
 def _without(query: str, words: set[str]) -> str:
     """The query less the given (lower-case) words; empty when nothing but stop words remain."""
-    if not words:
-        kept = query
-    else:
-        kept = " ".join(w for w in _words(query) if w.lower() not in words)
+    kept = " ".join(w for w in _words(query) if w.lower() not in words) if words else query
     return kept if fts_words(kept) and any(w not in _STOP for w in fts_words(kept)) else ""
 
 
@@ -255,9 +320,7 @@ class Retriever:
             for row in store.fact_stubs(missing, view):
                 stubs[row[0]] = Stub(*row)
         if named_ids:
-            about_named = {
-                s.id for s in stubs.values() if {s.subject_id, s.object_id} & named_ids
-            }
+            about_named = {s.id for s in stubs.values() if {s.subject_id, s.object_id} & named_ids}
 
         if passing is not None:
             stubs = {fid: r for fid, r in stubs.items() if r.subject_id in passing}
@@ -287,19 +350,29 @@ class Retriever:
             raw.fact_scores[fid] = score
         raw.stubs = stubs
         raw.entity_scores = dict(entity_scores)
-        if raw.episode_scores and (cfg.use_context or speaker_keys):
-            self._episode_context(raw, speaker_keys)
+        periods = _periods(query) if cfg.time_weight > 0 else []
+        if raw.episode_scores and (cfg.use_context or speaker_keys or periods):
+            self._episode_context(raw, speaker_keys, periods)
         return raw
 
-    def _episode_context(self, raw: RawSearch, speaker_keys: set[str]) -> None:
-        """Neighbouring turns as context, and the speaker cue, on the full-text episode scores."""
+    def _episode_context(
+        self, raw: RawSearch, speaker_keys: set[str], periods: list[tuple[int, int]]
+    ) -> None:
+        """Neighbouring turns as context, and the speaker and time cues, on the full-text
+        episode scores."""
         cfg = self.config
         context_of = getattr(self.store, "episode_context", None)
         if context_of is None:
             return
         window = cfg.context_window if cfg.use_context and cfg.use_expansion else 0
         base = raw.episode_scores
-        speakers, neighbours = context_of(list(base), window)
+        # Neighbours of the best context_n hits only: a weak hit lifts its neighbours little.
+        near_best = sorted(base, key=lambda e: -base[e])[: cfg.context_n]
+        speakers, neighbours = context_of(near_best, window)
+        if speaker_keys or periods:
+            rest = [e for e in base if e not in speakers]
+            if rest:
+                speakers.update(context_of(rest, 0)[0])
         lift: dict[str, float] = {}
         if window > 0 and cfg.context_weight > 0:
             # Each episode gets context_weight x its best neighbour's score (a hit's neighbours
@@ -312,10 +385,19 @@ class Retriever:
                         lift[other] = score
         scores = {e: base.get(e, 0.0) + lift.get(e, 0.0) for e in {*base, *lift}}
         if speaker_keys and cfg.speaker_weight > 0:
+            named = {
+                who
+                for who in {info[0] for info in speakers.values() if info[0]}
+                if entity_key(who) in speaker_keys
+            }
             for eid in scores:
-                who = speakers.get(eid)
-                if who and entity_key(who) in speaker_keys:
+                if speakers.get(eid, (None, 0))[0] in named:
                     scores[eid] *= 1.0 + cfg.speaker_weight
+        if periods and cfg.time_weight > 0:
+            for eid in scores:
+                when = speakers.get(eid, (None, None))[1]
+                if when is not None and any(lo <= when < hi for lo, hi in periods):
+                    scores[eid] *= 1.0 + cfg.time_weight
         raw.episode_scores = scores
 
     def _vector_seeds(

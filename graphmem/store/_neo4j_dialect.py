@@ -58,13 +58,10 @@ class Dialect:
 
     def vector_indexes(self, run_cypher: CypherRunner, dim: int) -> None:
         """Cosine vector indexes on Fact.embedding and Entity.embedding (IF NOT EXISTS)."""
-        options = {
-            "indexConfig": {
-                "vector.dimensions": int(dim),
-                "vector.similarity_function": "cosine",
-            }
-        }
-        run_cypher("schema/vector_indexes", {"options": options})
+        run_cypher("schema/vector_indexes", {"dimensions": int(dim)})
+
+    def drop_vector_indexes(self, run_cypher: CypherRunner) -> None:
+        run_cypher("schema/drop_vector_indexes", {})
 
     def await_indexes(self, run_cypher: CypherRunner, timeout_s: int = 300) -> None:
         run_cypher("schema/await_indexes", {"timeout_s": int(timeout_s)})
@@ -124,6 +121,10 @@ class ArcadeDBDialect(Dialect):
                 f"CREATE INDEX IF NOT EXISTS ON {label} (embedding) LSM_VECTOR "
                 f"METADATA {{dimensions: {dim}, similarity: 'COSINE'}}"
             )
+
+    def drop_vector_indexes(self, run_cypher: CypherRunner) -> None:
+        for label in ("Fact", "Entity"):
+            self.sql(f"DROP INDEX `{label}[embedding]` IF EXISTS")
 
     def await_indexes(self, run_cypher: CypherRunner, timeout_s: int = 300) -> None:
         return None  # no db.awaitIndexes; ArcadeDB indexes are online when the DDL returns

@@ -547,9 +547,20 @@ class Neo4jStore:
         if dim is None or dim <= 0 or self._vector_dim == dim:
             return
         with self._lock:
-            self.dialect.vector_indexes(self._schema, dim)
+            try:
+                self.dialect.vector_indexes(self._schema, dim)
+            except SchemaError:
+                # An index of another size (ArcadeDB says so): rebuild it if nothing uses it.
+                if self._has_embeddings():
+                    raise
+                self.dialect.drop_vector_indexes(self._schema)
+                self.dialect.vector_indexes(self._schema, dim)
             self.dialect.await_indexes(self._schema)
             self._vector_dim = dim
+
+    def _has_embeddings(self) -> bool:
+        rows = self._read("admin/has_embeddings")
+        return bool(rows and rows[0]["embedded"])
 
     def get_meta(self, key: str) -> str | None:
         rows = self._read("meta/get", key=key)
@@ -558,7 +569,18 @@ class Neo4jStore:
     def set_meta(self, key: str, value: str) -> None:
         self._write_tx(lambda tx: _run(tx, "meta/set", key=key, value=value), f"set meta {key}")
         if key == "embedder":
-            self._ensure_vector_indexes(_embedder_dim(value))
+            self._reset_vector_indexes(_embedder_dim(value))
+
+    def _reset_vector_indexes(self, dim: int | None) -> None:
+        """A store records its embedder once (or again after a wipe): while no node holds an
+        embedding the vector indexes are rebuilt for this embedder's size; afterwards they stay."""
+        if dim is None:
+            return
+        with self._lock:
+            if not self._has_embeddings():
+                self.dialect.drop_vector_indexes(self._schema)
+                self._vector_dim = None
+            self._ensure_vector_indexes(dim)
 
     def wipe_all_for_tests(self) -> int:
         """Delete every node and relationship of the database (schema is kept). Tests only."""
@@ -730,18 +752,6 @@ class Neo4jStore:
                 "facts/create",
                 rows=[{"props": _fact_props(f, base + i)} for i, f in enumerate(plan.facts_new)],
             )
-            _run(
-                tx,
-                "facts/link_subjects",
-                rows=[{"id": f.id, "subject_id": f.subject_id} for f in plan.facts_new],
-            )
-            objects = [
-                {"id": f.id, "object_id": f.object_id}
-                for f in plan.facts_new
-                if f.object_id is not None
-            ]
-            if objects:
-                _run(tx, "facts/link_objects", rows=objects)
         if plan.facts_update:
             _run(
                 tx,
@@ -944,9 +954,11 @@ class Neo4jStore:
                     "facts/expand_hop",
                     ids=list(chunk),
                     group_id=group_id,
-                    limit=int(limit),
+                    limit=2 * int(limit),
                     **_view_params(view),
                 )
+                # subject matches first, then object matches, up to the limit (as SQLite)
+                rows = sorted(rows, key=lambda r: not r["as_subject"])[: int(limit)]
                 for r in rows:
                     fact_id, subject_id, object_id = r["id"], r["subject_id"], r["object_id"]
                     via = frontier.get(subject_id) or frontier.get(object_id or "") or ""

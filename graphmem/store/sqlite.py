@@ -32,70 +32,30 @@ from ._base import (
     episode_record,
 )
 from ._sqlite_schema import MIGRATIONS
-from ._vectors import VectorMatrix, from_blob, to_blob, top_k
+from ._vectors import VectorMatrix, from_blob, to_blob
 
 __all__ = ["SQLiteStore"]
 
 _MAX_VARS = 900  # stay well below SQLite's bound-parameter limit
+_POSTINGS = 5000  # matching rows one full-text query may rank (about 1 µs each)
+_EXACT_ROWS = 50_000  # vector top-k is exact up to this many rows, sign-bit prefiltered above
+_OVERSAMPLE = 64  # candidates per wanted row for the exact rescoring above _EXACT_ROWS
+_MIN_CANDIDATES = 4096
 _WORD = re.compile(r"\w+", re.UNICODE)
+# Function words: left out of full-text queries (they match everything and say nothing). Also
+# the "s" and "t" that the tokenizer splits off "Caroline's" and "don't".
 _STOP = frozenset(
     [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "she",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "there",
-        "they",
-        "this",
-        "to",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
+     "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+     "be", "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does",
+     "doing", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having",
+     "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in",
+     "into", "is", "it", "its", "itself", "just", "me", "more", "most", "much", "my", "myself",
+     "no", "nor", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over",
+     "own", "s", "same", "she", "should", "so", "some", "such", "t", "than", "that", "the", "their",
+     "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through",
+     "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where",
+     "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
     ]
 )
 
@@ -127,6 +87,20 @@ def _chunks(items: Sequence[Any], size: int = _MAX_VARS) -> Iterator[Sequence[An
 
 def _marks(n: int) -> str:
     return ",".join("?" * n)
+
+
+def _pack_signs(matrix: np.ndarray) -> np.ndarray:
+    """Rows' sign bits packed as (dimensions / 64, rows) uint64: one array per word, so that the
+    Hamming distance is a few vectorised XOR + popcount passes."""
+    packed = np.packbits(matrix > 0, axis=1)
+    return np.ascontiguousarray(packed.view(np.uint64).T)
+
+
+def _hamming(bits: np.ndarray, query: np.ndarray) -> np.ndarray:
+    distance: np.ndarray = np.bitwise_count(bits[0] ^ query[0]).astype(np.uint16)
+    for word in range(1, bits.shape[0]):
+        distance += np.bitwise_count(bits[word] ^ query[word])
+    return distance
 
 
 def fts_words(text: str) -> list[str]:
@@ -618,13 +592,57 @@ class SQLiteStore:
     def _vector_search(
         self, table: str, group_id: str, vector: Vector, n: int
     ) -> list[tuple[str, float]]:
+        """Top ``n`` rows by cosine. Exact up to ``_EXACT_ROWS`` rows; above, the rows' sign bits
+        (48 bytes a row at 384 dimensions, 32x less memory to read) pick ``_OVERSAMPLE`` x n
+        candidates by Hamming distance, which are then scored exactly.
+
+        The products use numpy's own single-threaded loop, not BLAS: on a busy machine a
+        multi-threaded BLAS call waits for a second core (measured p95 16 ms for 10k rows).
+        """
         with self._lock:
             self._sync_vectors()
             cache = self._matrix(table, group_id, vector.shape[0])
             ids, matrix = cache.ids, cache.matrix()
-        # The product runs outside the lock (numpy releases the GIL): full-text queries of the
+            bits = self._sign_bits((table, group_id), cache, matrix)
+        # The products run outside the lock (numpy releases the GIL): full-text queries of the
         # same recall proceed on the connection meanwhile.
-        return [(ids[i], score) for i, score in top_k(matrix, vector, n) if i < len(ids)]
+        rows = min(len(ids), matrix.shape[0])
+        if rows == 0 or n <= 0:
+            return []
+        query = np.array(vector, dtype=np.float32)  # an own, aligned copy
+        if bits is None:
+            scores = np.einsum("ij,j->i", matrix[:rows], query)
+            candidates = None
+        else:
+            distance = _hamming(bits[:, :rows], _pack_signs(query[None, :])[:, 0])
+            want = min(rows, max(_OVERSAMPLE * n, _MIN_CANDIDATES))
+            counts = np.cumsum(np.bincount(distance, minlength=distance.max(initial=0) + 1))
+            cut = int(np.searchsorted(counts, want))
+            candidates = np.flatnonzero(distance <= cut)
+            scores = np.einsum("ij,j->i", matrix[candidates], query)
+        k = min(n, scores.shape[0])
+        best = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(k)
+        best = best[np.argsort(-scores[best], kind="stable")]
+        rows_of = best if candidates is None else candidates[best]
+        return [(ids[int(r)], float(scores[b])) for r, b in zip(rows_of, best, strict=True)]
+
+    def _sign_bits(
+        self, key: tuple[str, str], cache: VectorMatrix, matrix: Vector
+    ) -> np.ndarray | None:
+        """Packed sign bits of a large matrix, (words, rows) uint64, extended as rows append."""
+        if matrix.shape[0] <= _EXACT_ROWS or matrix.shape[1] % 64:
+            return None
+        store: dict[tuple[str, str], tuple[int, int, np.ndarray]] = self.__dict__.setdefault(
+            "_bit_cache", {}
+        )
+        held = store.get(key)
+        if held is not None and held[0] == id(cache) and held[1] == matrix.shape[0]:
+            return held[2]
+        start = held[1] if held is not None and held[0] == id(cache) else 0
+        fresh = _pack_signs(matrix[start:])
+        bits = fresh if start == 0 or held is None else np.hstack([held[2], fresh])
+        store[key] = (id(cache), matrix.shape[0], np.ascontiguousarray(bits))
+        return store[key][2]
 
     def vector_facts(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
         return self._vector_search("facts", group_id, vector, n)
@@ -633,17 +651,34 @@ class SQLiteStore:
         return self._vector_search("entities", group_id, vector, n)
 
     def _selective_terms(self, table: str, words: list[str]) -> list[str]:
-        """Drop words whose postings are huge: they cost most and carry least (low IDF).
+        """The words worth scoring: rarest first, while their postings fit ``_POSTINGS``.
 
-        Only at scale (a word in more than 2% of rows and in more than 1,000 rows); the two
-        rarest words are always kept. Porter stems are found as the longest vocabulary entry
-        that is a prefix of the word.
+        Ranking costs about a microsecond per matching row, so the cost of a query is the sum of
+        its words' postings; a very common word costs most and, with its low IDF, weighs least.
+        The rarest word is always kept (``_rowid_floor`` bounds it when even that one is
+        common). Porter stems are found as the longest vocabulary entry that is a prefix of
+        the word. Small tables keep every word.
         """
+        return self._term_plan(table, words)[0]
+
+    def _term_plan(self, table: str, words: list[str]) -> tuple[list[str], int]:
+        """(words to query, rowid floor): see ``_selective_terms``. A floor above 0 limits the
+        query to the newest rows, sized to hold about ``_POSTINGS`` matches of its one word."""
         total = self._row_count(table)
-        if total < 2000 or len(words) <= 2:
-            return words
+        if total <= _POSTINGS or not words:
+            return words, 0
+        # Document frequencies, remembered until the table grows (or another connection writes).
+        cache: dict[tuple[str, str], tuple[int, int]] = self.__dict__.setdefault(
+            "_vocab_cache", {}
+        )
+        if len(cache) > 50_000:
+            cache.clear()
         frequency: dict[str, int] = {}
         for word in words:
+            held = cache.get((table, word))
+            if held is not None and held[0] == total:
+                frequency[word] = held[1]
+                continue
             prefixes = [word[:n] for n in range(len(word), 2, -1)] or [word]
             rows = self._execute(
                 f"SELECT term, doc FROM temp.{table}_vocab WHERE term IN ({_marks(len(prefixes))})",
@@ -651,10 +686,19 @@ class SQLiteStore:
             ).fetchall()
             best = max(rows, key=lambda r: len(r[0]), default=None)
             frequency[word] = int(best[1]) if best is not None else 0
-        limit = max(0.02 * total, 1000)
-        keep = [w for w in words if frequency[w] <= limit]
-        rarest = sorted(words, key=lambda w: frequency[w])[:2]
-        return [w for w in words if w in keep or w in rarest]
+            cache[(table, word)] = (total, frequency[word])
+        ordered = sorted(words, key=lambda w: frequency[w])
+        keep: set[str] = set()
+        spent = 0
+        for word in ordered:
+            if keep and spent + frequency[word] > _POSTINGS:
+                break
+            keep.add(word)
+            spent += frequency[word]
+        floor = 0
+        if spent > _POSTINGS:  # only the rarest word, and it is common: the newest rows only
+            floor = max(0, total - int(total * _POSTINGS / spent))
+        return [w for w in words if w in keep], floor
 
     def _row_count(self, table: str) -> int:
         version = self.conn.execute("PRAGMA data_version").fetchone()[0]
@@ -671,16 +715,17 @@ class SQLiteStore:
         if not words:
             return []
         with self._lock:
-            words = self._selective_terms(table, words)
+            words, floor = self._term_plan(table, words)
             match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
             # Rank inside FTS first (cheap), then join for the group; widen if groups starve it.
             for depth in (4 * n, 64 * n):
                 rows = self._execute(
                     f"SELECT t.id, r.score FROM (SELECT rowid AS rid, -rank AS score "
-                    f"FROM {table}_fts WHERE {table}_fts MATCH ? ORDER BY rank LIMIT ?) r "
+                    f"FROM {table}_fts WHERE {table}_fts MATCH ? AND rowid > ? "
+                    f"ORDER BY rank LIMIT ?) r "
                     f"JOIN {table} t ON t.rowid = r.rid WHERE t.group_id = ? "
                     f"ORDER BY r.score DESC LIMIT ?",
-                    (match, depth, group_id, n),
+                    (match, floor, depth, group_id, n),
                 ).fetchall()
                 if len(rows) >= n:
                     break
@@ -736,44 +781,46 @@ class SQLiteStore:
 
     def episode_context(
         self, episode_ids: Sequence[str], window: int = 1
-    ) -> tuple[dict[str, str | None], dict[str, list[tuple[str, int]]]]:
-        """Each episode's speaker, and its neighbours: the ``window`` episodes before and after it
-        in arrival order within the same group and source (a conversation's adjacent turns).
+    ) -> tuple[dict[str, tuple[str | None, int]], dict[str, list[tuple[str, int]]]]:
+        """Each episode's speaker and reference time, and its neighbours: the ``window`` episodes
+        before and after it in arrival order within the same group and source (a conversation's
+        adjacent turns).
 
-        Returns (speaker by episode id, for the episodes and their neighbours; (neighbour id,
-        distance) by episode id). Rowid lookups only: cheap at any store size.
+        Returns ((speaker, reference_time ms) by episode id, for the episodes and their
+        neighbours; (neighbour id, distance) by episode id). Rowid lookups only: cheap at any
+        store size.
         """
         wanted = list(dict.fromkeys(episode_ids))
         speaker_sql = (
             "coalesce(json_extract(metadata, '$.speaker'), json_extract(metadata, '$.name'))"
         )
         base: dict[str, tuple[int, str, str | None]] = {}
-        speakers: dict[str, str | None] = {}
+        speakers: dict[str, tuple[str | None, int]] = {}
         for chunk in _chunks(wanted):
-            for rowid, eid, gid, source, who in self._all(
-                f"SELECT rowid, id, group_id, source, {speaker_sql} FROM episodes "
-                f"WHERE id IN ({_marks(len(chunk))})",
+            for rowid, eid, gid, source, who, when in self._all(
+                f"SELECT rowid, id, group_id, source, {speaker_sql}, reference_time "
+                f"FROM episodes WHERE id IN ({_marks(len(chunk))})",
                 chunk,
             ):
                 base[eid] = (rowid, gid, source)
-                speakers[eid] = who if isinstance(who, str) else None
+                speakers[eid] = (who if isinstance(who, str) else None, when)
         neighbours: dict[str, list[tuple[str, int]]] = {eid: [] for eid in base}
         if window <= 0 or not base:
             return speakers, neighbours
         # Look a little wider than the window: other sources' episodes may be interleaved.
-        reach = 3 * window
+        reach = window + 1
         rowids = sorted(
-            {r + d for r, _, _ in base.values() for d in range(-reach, reach + 1) if d and r + d > 0}
+            {r + d for r, _, _ in base.values() for d in range(-reach, reach + 1) if r + d > 0}
         )
         near: dict[int, tuple[str, str, str | None]] = {}
         for chunk in _chunks(rowids):
-            for rowid, eid, gid, source, who in self._all(
-                f"SELECT rowid, id, group_id, source, {speaker_sql} FROM episodes "
-                f"WHERE rowid IN ({_marks(len(chunk))})",
+            for rowid, eid, gid, source, who, when in self._all(
+                f"SELECT rowid, id, group_id, source, {speaker_sql}, reference_time "
+                f"FROM episodes WHERE rowid IN ({_marks(len(chunk))})",
                 chunk,
             ):
                 near[rowid] = (eid, gid, source)
-                speakers.setdefault(eid, who if isinstance(who, str) else None)
+                speakers.setdefault(eid, (who if isinstance(who, str) else None, when))
         for eid, (rowid, gid, source) in base.items():
             for step in (-1, 1):
                 found = 0
@@ -830,12 +877,14 @@ class SQLiteStore:
             for chunk in _chunks(ids, 400):
                 names = {f"e{i}": v for i, v in enumerate(chunk)}
                 marks = ",".join(f":{k}" for k in names)
-                # Two indexed lookups (subject, object) instead of an OR that scans.
+                # Two indexed lookups (subject, object) instead of an OR that scans. The unary
+                # "+" keeps SQLite from answering the object half from the (group_id, predicate)
+                # index, a scan of the whole group (1 s at 100k facts, found by bench/scale.py).
                 rows = self._all(
                     f"SELECT f.id, f.subject_id, f.object_id FROM facts f "
                     f"WHERE f.group_id = :g AND f.subject_id IN ({marks}) AND {_VIEW_SQL} "
                     f"UNION ALL SELECT f.id, f.subject_id, f.object_id FROM facts f "
-                    f"WHERE f.object_id IN ({marks}) AND f.group_id = :g AND {_VIEW_SQL} "
+                    f"WHERE f.object_id IN ({marks}) AND +f.group_id = :g AND {_VIEW_SQL} "
                     f"LIMIT :lim",
                     {**params, **names, "lim": limit},
                 )

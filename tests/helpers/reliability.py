@@ -121,7 +121,9 @@ def _step(rng: random.Random, history: list[str], values: Sequence[str], templat
     return template.format(value)
 
 
-def ingest(mem: GraphMemory, episodes: Sequence[Mapping[str, Any]], *, bulk: int, chunk: int) -> None:
+def ingest(
+    mem: GraphMemory, episodes: Sequence[Mapping[str, Any]], *, bulk: int, chunk: int
+) -> None:
     """The workers' ingest pattern: the first ``bulk`` episodes through ``add_episodes`` in
     chunks of ``chunk``, the rest one by one through ``add_episode``."""
     head = list(episodes[:bulk])

@@ -41,9 +41,7 @@ def store() -> Iterator[Neo4jStore]:
 
 def cypher(store: Neo4jStore, text: str, **params: object) -> list[dict[str, object]]:
     """Test-only raw Cypher (the store itself only runs named files)."""
-    records, _, _ = store.driver.execute_query(
-        text, parameters_=params, database_=store._database
-    )
+    records, _, _ = store.driver.execute_query(text, parameters_=params, database_=store._database)
     return [dict(r) for r in records]
 
 

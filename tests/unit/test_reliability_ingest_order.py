@@ -9,6 +9,7 @@ the tests run on every store of the ``memory`` fixture.
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from datetime import UTC, datetime
 
@@ -91,7 +92,8 @@ def test_multi_valued_value_stated_again_later(memory: GraphMemory) -> None:
 def test_multi_valued_list_from_structured_records(memory: GraphMemory) -> None:
     """A robot record listing two tags, logged three times, ingested newest first."""
     records = [
-        (t(2024 + i), '{"episode": 7, "tags": ["grasp", "lift"], "run": %d}' % i) for i in range(3)
+        (t(2024 + i), json.dumps({"episode": 7, "tags": ["grasp", "lift"], "run": i}))
+        for i in range(3)
     ]
     for when, content in records:
         memory.add_episode(content, kind="json", reference_time=when, group_id="forward")

@@ -1,0 +1,3 @@
+// Whether any fact or entity holds an embedding (then the vector indexes must stay).
+RETURN EXISTS { MATCH (f:Fact) WHERE f.embedding IS NOT NULL }
+    OR EXISTS { MATCH (e:Entity) WHERE e.embedding IS NOT NULL } AS embedded

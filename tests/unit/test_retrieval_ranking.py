@@ -1,0 +1,186 @@
+"""The retriever's ranking cues (SQLite): names as seeds, neighbouring turns, speaker and time cues,
+fact support, and the store's search paths that keep large stores fast."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import graphmem.store.sqlite as sqlite_store
+from graphmem import GraphMemory, HashEmbedder
+from graphmem._retrieve import RetrievalConfig, _periods
+from graphmem._time import from_ms
+
+DAY1 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+DAY2 = datetime(2023, 8, 14, 14, 24, tzinfo=UTC)
+
+TURNS = [
+    # (session, when, speaker, text)
+    ("s1", DAY1, "Caroline", "Hey Mel! How have you been?"),
+    ("s1", DAY1, "Melanie", "Busy with the kids. What's new, Caroline?"),
+    ("s1", DAY1, "Caroline", "I went to a support group yesterday."),
+    ("s1", DAY1, "Melanie", "That sounds powerful. How did it feel?"),
+    ("s1", DAY1, "Caroline", "Amazing, everyone shared their stories."),
+    ("s2", DAY2, "Melanie", "I painted a lake sunrise last week."),
+    ("s2", DAY2, "Caroline", "Wow, what colours did you use?"),
+    ("s2", DAY2, "Melanie", "Mostly orange and pink, it was calming."),
+    ("s2", DAY2, "Caroline", "I also painted something for the support group."),
+    ("s2", DAY2, "Melanie", "I love pottery too, I made a bowl."),
+]
+
+
+def _dias(result: object) -> list[str]:
+    out: list[str] = []
+    for hit in result.facts:  # type: ignore[attr-defined]
+        out.extend(e.metadata["dia"] for e in hit.episodes)
+    out.extend(e.metadata["dia"] for e in result.episodes)  # type: ignore[attr-defined]
+    return list(dict.fromkeys(out))
+
+
+@pytest.fixture
+def chat(tmp_path: Path) -> Iterator[GraphMemory]:
+    mem = GraphMemory(
+        tmp_path / "chat.db",
+        embedder=HashEmbedder(64),
+        extractor="rules",
+        retrieval=RetrievalConfig(named_fact_limit=0),
+    )
+    with mem:
+        mem.add_episodes(
+            {
+                "content": text,
+                "group_id": "c",
+                "source": session,
+                "reference_time": when,
+                "metadata": {"speaker": speaker, "dia": f"{session}:{i}"},
+            }
+            for i, (session, when, speaker, text) in enumerate(TURNS)
+        )
+        yield mem
+
+
+def test_neighbouring_turns_come_in_as_context(chat: GraphMemory) -> None:
+    # The answer ("Amazing, everyone shared their stories.") shares no word with the question;
+    # the turn that asks "How did it feel?" two turns earlier in the same session does.
+    ranked = _dias(chat.recall("How did the support group feel?", group_id="c", k=20))
+    assert "s1:4" in ranked[:6]
+    plain = GraphMemory(
+        chat.store, embedder=HashEmbedder(64), retrieval=RetrievalConfig(use_context=False)
+    )
+    assert "s1:4" not in _dias(plain.recall("How did the support group feel?", group_id="c"))
+
+
+def test_context_stays_inside_the_session(chat: GraphMemory) -> None:
+    store = chat.store
+    ids = [e.id for e in chat.recall("pottery bowl", group_id="c", k=5).episodes]
+    speakers, neighbours = store.episode_context(ids[:1], 2)  # type: ignore[attr-defined]
+    first = chat.episode(ids[0])
+    assert first is not None and first.metadata["dia"] == "s2:9"
+    near = [chat.episode(e) for e, _ in neighbours[ids[0]]]
+    assert {e.source for e in near if e} == {"s2"} and len(near) == 2
+    assert speakers[ids[0]][0] == "Melanie"
+
+
+def test_a_named_speaker_marks_their_turns(chat: GraphMemory) -> None:
+    ranked = _dias(chat.recall("What did Melanie paint?", group_id="c", k=20))
+    assert ranked[0] == "s2:5"  # Melanie's painting, before Caroline's "I also painted"
+    assert ranked.index("s2:5") < ranked.index("s2:8")
+
+
+def test_time_periods_in_the_query() -> None:
+    def days(query: str) -> list[tuple[str, str]]:
+        return [
+            (from_ms(a).date().isoformat(), from_ms(b).date().isoformat())
+            for a, b in _periods(query)
+        ]
+
+    assert days("What did she do in August 2023?") == [("2023-08-01", "2023-09-08")]
+    assert days("on 9 May, 2023") == [("2023-05-09", "2023-05-17")]
+    assert days("on October 25, 2022") == [("2022-10-25", "2022-11-02")]
+    assert days("back in 2021") == [("2021-01-01", "2022-01-08")]
+    assert days("in May") == []  # a bare month may be a name
+
+
+def test_time_cue_prefers_turns_of_that_period(chat: GraphMemory) -> None:
+    ranked = _dias(chat.recall("support group in August 2023", group_id="c", k=20))
+    assert ranked.index("s2:8") < ranked.index("s1:2")
+
+
+def test_focused_recall_returns_only_facts_the_words_point_at(tmp_path: Path) -> None:
+    with GraphMemory(tmp_path / "m.db", embedder=HashEmbedder(64)) as mem:
+        mem.add_fact("Maya", "lives_in", "Porto")
+        mem.add_fact("Maya", "likes", "jazz")
+        mem.add_fact("Maya", "works_at", "Atlas")
+        default = [h.statement for h in mem.recall("Where does Maya live?").facts]
+        assert default[0] == "Maya lives in Porto." and len(default) == 3
+    focused = GraphMemory(
+        tmp_path / "m.db",
+        embedder=HashEmbedder(64),
+        retrieval=RetrievalConfig(named_fact_limit=0),
+    )
+    with focused:
+        assert [h.statement for h in focused.recall("Where does Maya live?").facts] == [
+            "Maya lives in Porto."
+        ]
+        # A question of names only still gets the named entity's facts.
+        assert len(focused.recall("Maya").facts) == 3
+
+
+def test_common_words_are_bounded_in_large_tables(tmp_path: Path) -> None:
+    with GraphMemory(tmp_path / "m.db", embedder=HashEmbedder(64)) as mem:
+        mem.add_episodes(
+            {"content": f"grasp attempt {i} with token{i % 500}", "group_id": "g"}
+            for i in range(sqlite_store._POSTINGS + 1000)
+        )
+        store = mem.store
+        words, floor = store._term_plan("episodes", ["grasp", "token7"])  # type: ignore[attr-defined]
+        assert words == ["token7"] and floor == 0  # "grasp" is in every row: dropped
+        words, floor = store._term_plan("episodes", ["grasp", "attempt"])  # type: ignore[attr-defined]
+        assert len(words) == 1 and floor > 0  # only common words: the newest rows only
+        hits = store.text_episodes("g", "grasp attempt", 10)  # type: ignore[attr-defined]
+        assert len(hits) == 10
+
+
+def test_expand_uses_the_object_index(tmp_path: Path) -> None:
+    with GraphMemory(tmp_path / "m.db", embedder=HashEmbedder(64)) as mem:
+        mem.add_fact("Maya", "lives_in", "Porto")
+        store = mem.store
+        conn = store.conn  # type: ignore[attr-defined]
+        plans: list[str] = []
+        conn.set_trace_callback(lambda sql: plans.append(sql) if "object_id IN" in sql else None)
+        porto = store.find_entities("default", ["porto"])[0].id
+        found = store.expand("default", [porto], 1, mem._view(None, None), 10)
+        conn.set_trace_callback(None)
+        assert [hop for _, hop, _ in found] == [1]
+        detail = " ".join(
+            str(r[3])
+            for r in conn.execute(
+                "EXPLAIN QUERY PLAN SELECT f.id FROM facts f WHERE f.object_id IN (?) "
+                "AND +f.group_id = ?",
+                (porto, "default"),
+            )
+        )
+        assert "facts_object" in detail
+        assert plans and "+f.group_id" in plans[0]
+
+
+def test_large_vector_matrices_are_prefiltered_then_scored_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with GraphMemory(tmp_path / "m.db", embedder=HashEmbedder(64)) as mem:
+        for i in range(40):
+            mem.add_fact(f"robot {i}", "uses", f"gripper model {i}")
+        store = mem.store
+        query = HashEmbedder(64).embed(["robot 7 uses gripper model 7"])[0]
+        exact = store.vector_facts("default", query, 5)  # type: ignore[attr-defined]
+        monkeypatch.setattr(sqlite_store, "_EXACT_ROWS", 10)
+        monkeypatch.setattr(sqlite_store, "_MIN_CANDIDATES", 20)
+        approx = store.vector_facts("default", query, 5)  # type: ignore[attr-defined]
+        assert approx[0] == exact[0]
+        assert np.allclose([s for _, s in approx[:1]], [s for _, s in exact[:1]])
+        assert all(a >= b for (_, a), (_, b) in itertools.pairwise(approx))
