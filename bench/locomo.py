@@ -18,12 +18,13 @@ Categories (LoCoMo's numbering): 1 multi-hop, 2 temporal, 3 open-domain, 4 singl
 5 adversarial. Nothing about a question but its text reaches recall(): no category, no evidence.
 
 Configurations: ``default`` (the library's ``RetrievalConfig()``), ``focused``
-(``RetrievalConfig(named_fact_limit=0)``: only facts the question's words point at, so a
-speaker's many unrelated facts do not take the first ranks) and ablations of ``focused``, each
-switching one part off (``use_expansion=False``: entity hops and neighbouring turns;
-``use_context=False``: neighbouring turns only; ``use_vectors``, ``use_fulltext``, ``use_names``;
-``speaker_weight=0``; ``time_weight=0``). ``episodes_first_diagnostic`` re-scores the same results
-with ``RecallResult.episodes`` first (not the protocol; it shows what the facts-first order costs).
+(``RetrievalConfig(require_fact_support=True, named_fact_limit=0)``: only facts the question's
+words point at, so a speaker's many unrelated facts do not take the first ranks) and ablations
+of ``focused``, each switching one part off (``use_expansion=False``: entity hops and
+neighbouring turns; ``use_context=False``: neighbouring turns only; ``use_vectors``,
+``use_fulltext``, ``use_names``; ``speaker_weight=0``; ``time_weight=0``).
+``episodes_first_diagnostic`` re-scores the same results with ``RecallResult.episodes`` first
+(not the protocol; it shows what the facts-first order costs).
 Plain turn-retrieval baselines are computed here on the turns as "Speaker: text" (with the
 caption), which reproduces the issue's BM25 reference (0.531): ``bm25`` (Okapi BM25, k1=1.5,
 b=0.75, lower-cased word tokens) and, with ``--embedder minilm``, ``dense`` and
@@ -66,12 +67,12 @@ DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 20)
 
-FOCUSED = {"named_fact_limit": 0}
+FOCUSED = {"require_fact_support": True, "named_fact_limit": 0}
 CONFIGS: dict[str, dict[str, Any]] = {
-    # The library's defaults: every fact about an entity the question names is returned (up to
-    # k), before any episode, so a talkative speaker's unrelated facts fill the top ranks.
+    # The library's defaults: the best k facts (facts about an entity the question names among
+    # them) come before any episode, so a talkative speaker's unrelated facts fill the top ranks.
     "default": {},
-    # Only facts the question's words point at (RetrievalConfig(named_fact_limit=0)).
+    # Only facts the question's words point at.
     "focused": FOCUSED,
     # Ablations of "focused": each part switched off alone.
     "focused_no_expansion": FOCUSED | {"use_expansion": False},

@@ -60,15 +60,16 @@ class RetrievalConfig:
     time_weight: float = 1.0
     fact_episode_weight: float = 0.5
     episode_n: int = 100
-    # A fact is returned only with direct support from the query: a full-text hit on the words
-    # that are not names of entities/speakers the query names, or a vector similarity of at least
-    # min_fact_similarity, or (query of names only) a fact about a named entity; or filters.
-    # Facts about an entity the query names are returned even when its other words do not point
-    # at them ("Maya: what should you bring me?" → what Maya prefers): all of them (up to k) by
-    # default, or only the named_fact_limit latest (0: only facts the words point at, which
-    # keeps a hub entity's many facts from crowding out the rest; bench/locomo.py "focused").
-    require_fact_support: bool = True
+    # Precision mode (off by default): return a fact only with direct support from the query —
+    # a full-text hit on the words that are not names of entities/speakers the query names, a
+    # vector similarity of at least min_fact_similarity, a named entity's fact when the query is
+    # names only, or filters — plus up to named_fact_limit of the latest facts about an entity the
+    # query names (None: all of them, up to k). RetrievalConfig(require_fact_support=True,
+    # named_fact_limit=0) keeps a talkative speaker's many unrelated facts from taking the first
+    # ranks (bench/locomo.py "focused"); off, the best k facts are returned as before.
+    require_fact_support: bool = False
     min_fact_similarity: float = 0.75
+    min_fact_coverage: float = 0.5
     named_fact_limit: int | None = None
 
 
@@ -183,6 +184,29 @@ def _periods(query: str) -> list[tuple[int, int]]:
     return out
 
 
+_SUFFIXES = ("ing", "ed", "es", "s", "ly")
+
+
+def _stem(word: str) -> str:
+    """A light stem for comparing words ("likes", "liked" → "lik"; "painted" → "paint")."""
+    word = word.lower()
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _matches(stem: str, stems: set[str]) -> bool:
+    """A stem matches an equal one, or one it is a prefix of, or that is a prefix of it (three
+    letters at least): "live" and "liv" (from "lives"), "paint" and "painting"."""
+    if stem in stems:
+        return True
+    return any(
+        min(len(stem), len(other)) >= 3 and (other.startswith(stem) or stem.startswith(other))
+        for other in stems
+    )
+
+
 def _without(query: str, words: set[str]) -> str:
     """The query less the given (lower-case) words; empty when nothing but stop words remain."""
     kept = " ".join(w for w in _words(query) if w.lower() not in words) if words else query
@@ -259,7 +283,10 @@ class Retriever:
         if cfg.use_fulltext:
             text_hits = store.text_facts(group_id, content_query or query, n)
             if content_query:
-                fact_support.update(fid for fid, _ in text_hits)
+                text_support = [fid for fid, _ in text_hits]
+                if cfg.require_fact_support and cfg.min_fact_coverage > 0 and text_support:
+                    text_support = self._covering(text_support, content_query, view)
+                fact_support.update(text_support)
             fact_lists.append(_rrf(text_hits, cfg.rrf_k))
             entity_lists.append(
                 _rrf(store.text_entities(group_id, query, cfg.seed_n // 2), cfg.rrf_k)
@@ -354,6 +381,21 @@ class Retriever:
         if raw.episode_scores and (cfg.use_context or speaker_keys or periods):
             self._episode_context(raw, speaker_keys, periods)
         return raw
+
+    def _covering(self, fact_ids: list[str], content_query: str, view: TimeView) -> list[str]:
+        """The facts whose statement holds at least min_fact_coverage of the query's words (a
+        one-word match such as "likes" is not support for "what type of beer does he not
+        like?")."""
+        wanted = {_stem(w) for w in fts_words(content_query) if w not in _STOP}
+        if not wanted:
+            return fact_ids
+        kept: list[str] = []
+        for record in self.store.fact_records(fact_ids, view):
+            words = {_stem(w) for w in fts_words(record.statement)}
+            share = sum(1 for w in wanted if _matches(w, words)) / len(wanted)
+            if share >= self.config.min_fact_coverage:
+                kept.append(record.id)
+        return kept
 
     def _episode_context(
         self, raw: RawSearch, speaker_keys: set[str], periods: list[tuple[int, int]]

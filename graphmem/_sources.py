@@ -221,23 +221,66 @@ def parse_text(
     if per not in PER_CHOICES:
         raise InputError(f"per must be one of {', '.join(PER_CHOICES)}, got {per!r}")
     label = file or source
-    chosen = detect_format(source, text) if format == "auto" else format
+    try:
+        chosen = detect_format(source, text) if format == "auto" else format
+    except (RecursionError, ValueError):
+        chosen = "jsonl" if source.endswith((".jsonl", ".ndjson")) else "chat"
     whole = per in ("conversation", "file")
     parser = _Parser(label, source, group_id, assume_utc, whole)
     if text.startswith("\ufeff"):
         text = text[1:]
-    if not text.strip():
-        parser.problem(None, None, "the input is empty")
-    elif chosen == "chat":
-        parser.chat_document(text)
-    elif chosen in ("jsonl", "events"):
-        parser.json_lines(text, events_only=chosen == "events")
-    elif chosen == "transcript":
-        parser.transcript(text)
-    else:
-        parser.prose(text)
+    try:
+        if not text.strip():
+            parser.problem(None, None, "the input is empty")
+        elif chosen == "chat":
+            parser.chat_document(text)
+        elif chosen in ("jsonl", "events"):
+            parser.json_lines(text, events_only=chosen == "events")
+        elif chosen == "transcript":
+            parser.transcript(text)
+        else:
+            parser.prose(text)
+    except InputError:
+        raise
+    except (RecursionError, ValueError, OverflowError) as exc:
+        # Pathological input (nesting deeper than the parser's stack, numbers past Python's
+        # digit limit, times past datetime.max): the whole input is one problem.
+        parser.records.clear()
+        detail = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        parser.problem(None, None, f"cannot be parsed ({type(exc).__name__}: {detail})")
+    for record in list(parser.records):
+        try:
+            json.dumps(record.episode, default=str, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            parser.records.remove(record)
+            parser.problem(record.line, None,
+                           "contains an unpaired surrogate escape (not valid Unicode)")
     result = ParseResult(parser.records, parser.problems, [label], {label: chosen})
     return result
+
+
+def parse_bytes(
+    raw: bytes,
+    *,
+    source: str,
+    format: str = "auto",
+    per: str = "message",
+    group_id: str = "default",
+    assume_utc: bool = False,
+    file: str | None = None,
+) -> ParseResult:
+    """``parse_text`` for raw bytes (a file, stdin): anything but UTF-8 is a problem."""
+    label = file or source
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return ParseResult(
+            problems=[Problem(label, line, None, f"not UTF-8 text (byte {exc.start})")],
+            files=[label],
+        )
+    return parse_text(text, source=source, format=format, per=per, group_id=group_id,
+                      assume_utc=assume_utc, file=file)
 
 
 def parse_file(
@@ -257,16 +300,8 @@ def parse_file(
         reason = exc.strerror or str(exc)
         return ParseResult(problems=[Problem(label, None, None, f"cannot read: {reason}")],
                            files=[label])
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        return ParseResult(
-            problems=[Problem(label, line, None, f"not UTF-8 text (byte {exc.start})")],
-            files=[label],
-        )
-    return parse_text(
-        text, source=p.name, format=format, per=per, group_id=group_id,
+    return parse_bytes(
+        raw, source=p.name, format=format, per=per, group_id=group_id,
         assume_utc=assume_utc, file=label,
     )
 

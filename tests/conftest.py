@@ -31,7 +31,7 @@ def store_kind(request: pytest.FixtureRequest) -> str:
 def memory(
     store_kind: str, tmp_path: object, request: pytest.FixtureRequest
 ) -> Iterator[GraphMemory]:
-    """A fresh memory on each store; on Bolt each test gets its own group namespace wiped."""
+    """A fresh memory on each store; on Bolt the database is wiped before and after."""
     if store_kind == "sqlite":
         mem = GraphMemory(f"{tmp_path}/memory.db", embedder=HashEmbedder(64))
         with mem:
@@ -40,15 +40,18 @@ def memory(
     from graphmem.store import open_store
 
     store = open_store(bolt_url())
+    # Wipe before GraphMemory connects: a database left with another embedder by an earlier
+    # test would otherwise fail the embedder check before the wipe could run.
+    store.connect()
+    _wipe(store)
     mem = GraphMemory(store, embedder=HashEmbedder(64))
     with mem:
-        _wipe_bolt(mem)
         yield mem
-        _wipe_bolt(mem)
+        _wipe(store)
 
 
-def _wipe_bolt(mem: GraphMemory) -> None:
-    wipe = getattr(mem.store, "wipe_all_for_tests", None)
+def _wipe(store: object) -> None:
+    wipe = getattr(store, "wipe_all_for_tests", None)
     if wipe is not None:
         wipe()
 

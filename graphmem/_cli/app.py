@@ -31,8 +31,8 @@ from .._sources import (
     ParseResult,
     Problem,
     iter_input_files,
+    parse_bytes,
     parse_file,
-    parse_text,
 )
 from . import render
 from .graphml import write_graphml
@@ -398,9 +398,10 @@ def _parse_inputs(paths: tuple[str, ...], fmt: str, per: str, group_id: str,
     result = ParseResult()
     for raw in paths:
         if raw == "-":
-            text = sys.stdin.read()
-            result.extend(parse_text(text, source=STDIN_NAME, format=fmt, per=per,
-                                     group_id=group_id, assume_utc=assume_utc))
+            stream = sys.stdin
+            raw = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
+            result.extend(parse_bytes(raw, source=STDIN_NAME, format=fmt, per=per,
+                                      group_id=group_id, assume_utc=assume_utc))
             continue
         files = list(iter_input_files([raw]))
         if not files:

@@ -65,6 +65,7 @@ from ._base import (
     TimeView,
     Vector,
     WritePlan,
+    episode_record,
 )
 from ._cypher import query, statements
 from ._neo4j_browser import browser_instructions
@@ -165,23 +166,6 @@ def _episode_row(p: dict[str, Any]) -> EpisodeRow:
         extractor=p.get("extractor"),
         error=p.get("error"),
         metadata=json.loads(p.get("metadata") or "{}"),
-    )
-
-
-def _episode_record(ep: EpisodeRow) -> EpisodeRecord:
-    return EpisodeRecord(
-        id=ep.id,
-        group_id=ep.group_id,
-        source=ep.source,
-        kind=ep.kind,
-        content=ep.content,
-        reference_time=from_ms(ep.reference_time),
-        ingested_at=from_ms(ep.ingested_at),
-        content_hash=ep.content_hash,
-        status=ep.status,
-        extractor=ep.extractor,
-        error=ep.error,
-        metadata=ep.metadata,
     )
 
 
@@ -654,7 +638,7 @@ class Neo4jStore:
             for r in self._read("episodes/by_ids", ids=list(chunk)):
                 ep = _episode_row(r["e"])
                 found[ep.id] = ep
-        return [_episode_record(found[i]) for i in episode_ids if i in found]
+        return [episode_record(found[i]) for i in episode_ids if i in found]
 
     def episodes_by_status(self, group_id: str | None, statuses: Sequence[str]) -> list[EpisodeRow]:
         rows = self._read("episodes/by_status", group_id=group_id, statuses=list(statuses))
@@ -1145,25 +1129,20 @@ class Neo4jStore:
             yield {"type": "mention", "episode_id": r["episode_id"], "entity_id": r["entity_id"]}
 
     def import_rows(self, rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+        """Insert an export's rows; what the store already holds is left alone (and not
+        counted), so importing twice changes nothing (the SQLite store's rule)."""
         plan = plan_from_export(rows)
         episodes = [episode_from_export(r) for r in rows if r.get("type") == "episode"]
 
+        def present(tx: ManagedTransaction, name: str, ids: list[str]) -> set[str]:
+            return {str(r["id"]) for chunk in _chunks(ids) for r in _run(tx, name, ids=list(chunk))}
+
         def work(tx: ManagedTransaction) -> dict[str, int]:
-            counts = {
-                "episodes": 0,
-                "entities": len(plan.entities_new),
-                "facts": len(plan.facts_new),
-                "links": len(plan.links_add),
-            }
-            existing_eps: set[str] = set()
-            for chunk in _chunks([ep.id for ep in episodes]):
-                existing_eps.update(
-                    str(r["e"]["id"]) for r in _run(tx, "episodes/by_ids", ids=list(chunk))
-                )
+            known = present(tx, "episodes/existing", [ep.id for ep in episodes])
             fresh: list[EpisodeRow] = []
             for ep in episodes:
-                if ep.id not in existing_eps:
-                    existing_eps.add(ep.id)
+                if ep.id not in known:
+                    known.add(ep.id)
                     fresh.append(ep)
             if fresh:
                 base = self._seq(len(fresh))
@@ -1172,20 +1151,31 @@ class Neo4jStore:
                     "episodes/create",
                     rows=[_episode_params(ep, base + i) for i, ep in enumerate(fresh)],
                 )
-            counts["episodes"] = len(fresh)
-            existing_facts: set[str] = set()
-            for chunk in _chunks([f.id for f in plan.facts_new]):
-                existing_facts.update(
-                    str(r["f"]["id"]) for r in _run(tx, "facts/by_ids", ids=list(chunk))
+            facts = present(tx, "facts/existing", [f.id for f in plan.facts_new])
+            entities = present(tx, "entities/existing", [e.id for e in plan.entities_new])
+            links = {
+                (str(r["kind"]), str(r["src"]), str(r["dst"]))
+                for chunk in _chunks(plan.links_add)
+                for r in _run(
+                    tx,
+                    "facts/links_existing",
+                    rows=[{"kind": lk.kind, "src": lk.src, "dst": lk.dst} for lk in chunk],
                 )
+            }
             todo = dataclasses.replace(
                 plan,
-                facts_new=[f for f in plan.facts_new if f.id not in existing_facts],
+                facts_new=[f for f in plan.facts_new if f.id not in facts],
+                entities_new=[e for e in plan.entities_new if e.id not in entities],
+                links_add=[lk for lk in plan.links_add if (lk.kind, lk.src, lk.dst) not in links],
                 audit=None,
             )
-            counts["facts"] = len(todo.facts_new)
             self._apply(tx, todo)
-            return counts
+            return {
+                "episodes": len(fresh),
+                "entities": len(todo.entities_new),
+                "facts": len(todo.facts_new),
+                "links": len(todo.links_add),
+            }
 
         counts = self._write_tx(work, "import")
         self._after_write([plan])

@@ -37,7 +37,7 @@ from ._vectors import VectorMatrix, from_blob, to_blob
 __all__ = ["SQLiteStore"]
 
 _MAX_VARS = 900  # stay well below SQLite's bound-parameter limit
-_POSTINGS = 5000  # matching rows one full-text query may rank (about 1 µs each)
+_POSTINGS = 3000  # matching rows one full-text query may rank (1 to 5 µs each)
 _EXACT_ROWS = 50_000  # vector top-k is exact up to this many rows, sign-bit prefiltered above
 _OVERSAMPLE = 64  # candidates per wanted row for the exact rescoring above _EXACT_ROWS
 _MIN_CANDIDATES = 4096
@@ -687,7 +687,11 @@ class SQLiteStore:
             best = max(rows, key=lambda r: len(r[0]), default=None)
             frequency[word] = int(best[1]) if best is not None else 0
             cache[(table, word)] = (total, frequency[word])
-        ordered = sorted(words, key=lambda w: frequency[w])
+        # A word not in the vocabulary matches nothing and costs nothing: it must not take the
+        # place of the rarest word that does match.
+        ordered = sorted((w for w in words if frequency[w] > 0), key=lambda w: frequency[w])
+        if not ordered:
+            return words, 0
         keep: set[str] = set()
         spent = 0
         for word in ordered:
@@ -717,17 +721,18 @@ class SQLiteStore:
         with self._lock:
             words, floor = self._term_plan(table, words)
             match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-            # Rank inside FTS first (cheap), then join for the group; widen if groups starve it.
+            # Rank inside FTS first (cheap), then keep the group's rows; widen if other groups
+            # starve it, unless every match was already ranked.
             for depth in (4 * n, 64 * n):
-                rows = self._execute(
-                    f"SELECT t.id, r.score FROM (SELECT rowid AS rid, -rank AS score "
+                ranked = self._execute(
+                    f"SELECT t.id, r.score, t.group_id FROM (SELECT rowid AS rid, -rank AS score "
                     f"FROM {table}_fts WHERE {table}_fts MATCH ? AND rowid > ? "
                     f"ORDER BY rank LIMIT ?) r "
-                    f"JOIN {table} t ON t.rowid = r.rid WHERE t.group_id = ? "
-                    f"ORDER BY r.score DESC LIMIT ?",
-                    (match, floor, depth, group_id, n),
+                    f"JOIN {table} t ON t.rowid = r.rid ORDER BY r.score DESC",
+                    (match, floor, depth),
                 ).fetchall()
-                if len(rows) >= n:
+                rows = [(r[0], r[1]) for r in ranked if r[2] == group_id][:n]
+                if len(rows) >= n or (len(ranked) < depth and floor == 0):
                     break
             else:
                 rows = self._execute(

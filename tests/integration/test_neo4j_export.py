@@ -162,7 +162,10 @@ def test_export_imports_back_identically(memories: tuple[GraphMemory, GraphMemor
     assert counts["facts"] == sum(r["type"] == "fact" for r in rows)
     assert counts["episodes"] == sum(r["type"] == "episode" for r in rows)
     assert list(bolt.export()) == rows  # record times travel with the export
-    assert bolt.import_rows(rows)["facts"] == 0  # importing twice adds nothing
+    again = bolt.import_rows(rows)  # importing twice adds nothing
+    assert again == {"episodes": 0, "entities": 0, "facts": 0, "links": 0}
+    assert counts["entities"] == sum(r["type"] == "entity" for r in rows)
+    assert counts["links"] == sum(r["type"] == "link" for r in rows)
     assert list(bolt.export()) == rows
     # and back: Bolt's export imports into a fresh SQLite store identically
     assert lite.stats()["facts"] == bolt.stats()["facts"]

@@ -340,11 +340,6 @@ def test_cli_ingest_refuses_non_utf8_file_and_writes_nothing(tmp_path: Path,
         assert mem.stats()["episodes"] == 0
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="CLI bug: `graphmem ingest -` reads stdin as text, so non-UTF-8 bytes "
-                   "raise UnicodeDecodeError (a traceback) instead of the 'not UTF-8 text "
-                   "(byte N)' problem files get; under the C locale they become lone "
-                   "surrogates instead")
 def test_cli_ingest_stdin_with_non_utf8_bytes(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from graphmem.cli import cli
@@ -366,23 +361,17 @@ def test_cli_ingest_stdin_with_non_utf8_bytes(tmp_path: Path,
 
 
 # ------------------------------------------------------------------------------------ parser edges
-# Bugs in graphmem/_sources.py (the file parsers), pinned so that a fix flips them to XPASS.
+# Edge cases of graphmem/_sources.py (the file parsers): each is a Problem, never a crash.
 def _parse(text: str, source: str, **kw: Any) -> Any:
     return _sources.parse_text(text, source=source, **kw)
 
 
-@pytest.mark.xfail(strict=True, raises=RecursionError,
-                   reason="_sources bug: json.loads RecursionError on deeply nested JSON escapes "
-                   "parse_text (should be a Problem for that line)")
 @pytest.mark.parametrize("source", ["deep.jsonl", "deep.json"])
 def test_parser_deeply_nested_json_is_a_problem(source: str) -> None:
     parsed = _parse("[" * 100_000 + "]" * 100_000, source)
     assert parsed.problems and not parsed.records
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="_sources bug: a JSON number over 4300 digits raises ValueError "
-                   "(int max str digits) out of parse_text")
 @pytest.mark.parametrize("source", ["big.jsonl", "big.json"])
 def test_parser_huge_json_number_is_a_problem(source: str) -> None:
     record = '{"episode": 1, "force": %s}' % ("9" * 5000)
@@ -390,9 +379,6 @@ def test_parser_huge_json_number_is_a_problem(source: str) -> None:
     assert parsed.problems and not parsed.records
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="_sources bug: messages after a 9999-12-31T23:59:59.999 timestamp are "
-                   "spaced +1 ms past datetime.max: OverflowError out of parse_text")
 @pytest.mark.parametrize("text,source", [
     (json.dumps({"date": "9999-12-31T23:59:59.999Z", "messages": [
         {"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}), "chat.json"),
@@ -403,10 +389,6 @@ def test_parser_timestamps_at_the_end_of_time(text: str, source: str) -> None:
     assert parsed.problems or all(r.episode["reference_time"] for r in parsed.records)
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="_sources bug: a JSON \\ud800 escape (a lone surrogate) passes "
-                   "validation; add_episodes then rejects the batch instead of the parser "
-                   "reporting FILE:LINE")
 @pytest.mark.parametrize("text,source", [
     ('{"content": "broken emoji \\ud83d here"}', "log.jsonl"),
     ('[{"role": "user", "content": "broken \\udc00"}]', "chat.json"),

@@ -48,7 +48,7 @@ def chat(tmp_path: Path) -> Iterator[GraphMemory]:
         tmp_path / "chat.db",
         embedder=HashEmbedder(64),
         extractor="rules",
-        retrieval=RetrievalConfig(named_fact_limit=0),
+        retrieval=RetrievalConfig(require_fact_support=True, named_fact_limit=0),
     )
     with mem:
         mem.add_episodes(
@@ -121,7 +121,7 @@ def test_focused_recall_returns_only_facts_the_words_point_at(tmp_path: Path) ->
     focused = GraphMemory(
         tmp_path / "m.db",
         embedder=HashEmbedder(64),
-        retrieval=RetrievalConfig(named_fact_limit=0),
+        retrieval=RetrievalConfig(require_fact_support=True, named_fact_limit=0),
     )
     with focused:
         assert [h.statement for h in focused.recall("Where does Maya live?").facts] == [

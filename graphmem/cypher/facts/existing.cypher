@@ -1,0 +1,3 @@
+UNWIND $ids AS id
+MATCH (f:Fact {id: id})
+RETURN f.id AS id
