@@ -399,8 +399,10 @@ def _parse_inputs(paths: tuple[str, ...], fmt: str, per: str, group_id: str,
     for raw in paths:
         if raw == "-":
             stream = sys.stdin
-            raw = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
-            result.extend(parse_bytes(raw, source=STDIN_NAME, format=fmt, per=per,
+            data: bytes = (
+                stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
+            )
+            result.extend(parse_bytes(data, source=STDIN_NAME, format=fmt, per=per,
                                       group_id=group_id, assume_utc=assume_utc))
             continue
         files = list(iter_input_files([raw]))
