@@ -65,12 +65,21 @@ from ._base import (
     TimeView,
     Vector,
     WritePlan,
+    breadth_first,
     episode_record,
 )
 from ._cypher import query, statements
+from ._export import (
+    entity_export,
+    episode_export,
+    episode_from_export,
+    fact_export,
+    link_export,
+    plan_from_export,
+)
 from ._neo4j_browser import browser_instructions
 from ._neo4j_dialect import Dialect, select_dialect
-from .sqlite import _episode_export, _iso, episode_from_export, fts_words, plan_from_export
+from .sqlite import fts_words
 
 __all__ = ["MIGRATIONS", "Neo4jStore", "browser_instructions", "lucene_query"]
 
@@ -131,12 +140,6 @@ def _vector(values: Any) -> Vector | None:
     if values is None:
         return None
     return np.asarray(values, dtype=np.float32)
-
-
-def _b64(values: Any) -> str | None:
-    if values is None:
-        return None
-    return base64.b64encode(np.asarray(values, dtype=np.float32).tobytes()).decode("ascii")
 
 
 def _json_dump(value: Any) -> str:
@@ -926,14 +929,8 @@ class Neo4jStore:
     def expand(
         self, group_id: str, entity_ids: Sequence[str], hops: int, view: TimeView, limit: int
     ) -> list[tuple[str, int, str]]:
-        found: dict[str, tuple[int, str]] = {}
-        frontier: dict[str, str] = {e: e for e in entity_ids}  # entity -> seed it came from
-        seen_entities = set(frontier)
-        for hop in range(1, max(hops, 0) + 1):
-            if not frontier or len(found) >= limit:
-                break
-            next_frontier: dict[str, str] = {}
-            for chunk in _chunks(list(frontier), 400):
+        def fetch(ids: list[str]) -> Iterator[tuple[str, str, str | None]]:
+            for chunk in _chunks(ids, 400):
                 rows = self._read(
                     "facts/expand_hop",
                     ids=list(chunk),
@@ -944,16 +941,9 @@ class Neo4jStore:
                 # subject matches first, then object matches, up to the limit (as SQLite)
                 rows = sorted(rows, key=lambda r: not r["as_subject"])[: int(limit)]
                 for r in rows:
-                    fact_id, subject_id, object_id = r["id"], r["subject_id"], r["object_id"]
-                    via = frontier.get(subject_id) or frontier.get(object_id or "") or ""
-                    if fact_id not in found:
-                        found[fact_id] = (hop, via)
-                    for other in (subject_id, object_id):
-                        if other and other not in seen_entities:
-                            seen_entities.add(other)
-                            next_frontier[other] = via
-            frontier = next_frontier
-        return [(fid, hop, via) for fid, (hop, via) in found.items()][:limit]
+                    yield r["id"], r["subject_id"], r["object_id"]
+
+        return breadth_first(entity_ids, hops, limit, fetch)
 
     # ------------------------------------------------------------------ fact reads
     def fact_records(
@@ -1069,44 +1059,11 @@ class Neo4jStore:
     def export_rows(self, group_id: str | None) -> Iterator[dict[str, Any]]:
         """The SQLite store's JSONL records, in the same order (insertion order)."""
         for r in self._stream("export/episodes", group_id=group_id):
-            yield {"type": "episode", **_episode_export(_episode_row(r["e"]))}
+            yield episode_export(_episode_row(r["e"]))
         for r in self._stream("export/entities", group_id=group_id):
-            e = r["e"]
-            yield {
-                "type": "entity",
-                "id": e["id"],
-                "group_id": e["group_id"],
-                "name": e["name"],
-                "key": e["key"],
-                "entity_type": e["type"],
-                "aliases": list(e.get("aliases") or []),
-                "summary": e.get("summary"),
-                "embedding": _b64(e.get("embedding")),
-                "created_at": _iso(_opt_int(e.get("created_at"))),
-                "attributes": json.loads(e.get("attributes") or "{}"),
-            }
+            yield entity_export(_entity_row(r["e"]))
         for r in self._stream("export/facts", group_id=group_id):
-            f = r["f"]
-            raw = f.get("value_json")
-            yield {
-                "type": "fact",
-                "id": f["id"],
-                "group_id": f["group_id"],
-                "subject_id": f["subject_id"],
-                "predicate": f["predicate"],
-                "object_id": f.get("object_id"),
-                "value": None if raw is None else json.loads(raw),
-                "statement": f["statement"],
-                "embedding": _b64(f.get("embedding")),
-                "valid_from": _iso(_opt_int(f.get("valid_from"))),
-                "valid_to": _iso(_opt_int(f.get("valid_to"))),
-                "recorded_at": _iso(_opt_int(f.get("recorded_at"))),
-                "expired_at": _iso(_opt_int(f.get("expired_at"))),
-                "ended_at": _iso(_opt_int(f.get("ended_at"))),
-                "end_reason": f.get("end_reason"),
-                "confidence": float(f.get("confidence", 1.0)),
-                "decided_by": f.get("decided_by") or "rule",
-            }
+            yield fact_export(_fact_row(r["f"]))
         for r in self._stream("export/provenance", group_id=group_id):
             yield {
                 "type": "provenance",
@@ -1115,16 +1072,7 @@ class Neo4jStore:
                 "span": r["span"],
             }
         for r in self._stream("export/links", group_id=group_id):
-            link = _link(r)
-            yield {
-                "type": "link",
-                "kind": link.kind,
-                "src": link.src,
-                "dst": link.dst,
-                "reason": link.reason,
-                "decided_by": link.decided_by,
-                "decided_at": _iso(link.decided_at),
-            }
+            yield link_export(_link(r))
         for r in self._stream("export/mentions", group_id=group_id):
             yield {"type": "mention", "episode_id": r["episode_id"], "entity_id": r["entity_id"]}
 

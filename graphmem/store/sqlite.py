@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
@@ -29,7 +28,16 @@ from ._base import (
     TimeView,
     Vector,
     WritePlan,
+    breadth_first,
     episode_record,
+)
+from ._export import (
+    entity_export,
+    episode_export,
+    episode_from_export,
+    fact_export,
+    link_export,
+    plan_from_export,
 )
 from ._sqlite_schema import MIGRATIONS
 from ._vectors import VectorMatrix, from_blob, to_blob
@@ -870,22 +878,16 @@ class SQLiteStore:
     def expand(
         self, group_id: str, entity_ids: Sequence[str], hops: int, view: TimeView, limit: int
     ) -> list[tuple[str, int, str]]:
-        found: dict[str, tuple[int, str]] = {}
-        frontier: dict[str, str] = {e: e for e in entity_ids}  # entity -> seed it came from
-        seen_entities = set(frontier)
         params = {"at": view.at, "known": view.known, "g": group_id}
-        for hop in range(1, max(hops, 0) + 1):
-            if not frontier or len(found) >= limit:
-                break
-            next_frontier: dict[str, str] = {}
-            ids = list(frontier)
+
+        def fetch(ids: list[str]) -> Iterator[tuple[str, str, str | None]]:
             for chunk in _chunks(ids, 400):
                 names = {f"e{i}": v for i, v in enumerate(chunk)}
                 marks = ",".join(f":{k}" for k in names)
                 # Two indexed lookups (subject, object) instead of an OR that scans. The unary
                 # "+" keeps SQLite from answering the object half from the (group_id, predicate)
                 # index, a scan of the whole group (1 s at 100k facts, found by bench/scale.py).
-                rows = self._all(
+                yield from self._all(
                     f"SELECT f.id, f.subject_id, f.object_id FROM facts f "
                     f"WHERE f.group_id = :g AND f.subject_id IN ({marks}) AND {_VIEW_SQL} "
                     f"UNION ALL SELECT f.id, f.subject_id, f.object_id FROM facts f "
@@ -893,16 +895,8 @@ class SQLiteStore:
                     f"LIMIT :lim",
                     {**params, **names, "lim": limit},
                 )
-                for fact_id, subject_id, object_id in rows:
-                    via = frontier.get(subject_id) or frontier.get(object_id or "") or ""
-                    if fact_id not in found:
-                        found[fact_id] = (hop, via)
-                    for other in (subject_id, object_id):
-                        if other and other not in seen_entities:
-                            seen_entities.add(other)
-                            next_frontier[other] = via
-            frontier = next_frontier
-        return [(fid, hop, via) for fid, (hop, via) in found.items()][:limit]
+
+        return breadth_first(entity_ids, hops, limit, fetch)
 
     # ------------------------------------------------------------------ fact reads
     def fact_records(
@@ -1067,44 +1061,11 @@ class SQLiteStore:
     def export_rows(self, group_id: str | None) -> Iterator[dict[str, Any]]:
         where, params = ("WHERE group_id = ?", [group_id]) if group_id is not None else ("", [])
         for row in self._all(f"SELECT * FROM episodes {where} ORDER BY rowid", params):
-            ep = _episode_row(row)
-            yield {"type": "episode", **_episode_export(ep)}
+            yield episode_export(_episode_row(row))
         for row in self._all(f"SELECT * FROM entities {where} ORDER BY rowid", params):
-            yield {
-                "type": "entity",
-                "id": row["id"],
-                "group_id": row["group_id"],
-                "name": row["name"],
-                "key": row["key"],
-                "entity_type": row["type"],
-                "aliases": json.loads(row["aliases"]),
-                "summary": row["summary"],
-                "embedding": _b64(row["embedding"]),
-                "created_at": _iso(row["created_at"]),
-                "attributes": json.loads(row["attributes"]),
-            }
-        fact_ids: list[str] = []
+            yield entity_export(_entity_row(row))
         for row in self._all(f"SELECT * FROM facts {where} ORDER BY rowid", params):
-            fact_ids.append(row["id"])
-            yield {
-                "type": "fact",
-                "id": row["id"],
-                "group_id": row["group_id"],
-                "subject_id": row["subject_id"],
-                "predicate": row["predicate"],
-                "object_id": row["object_id"],
-                "value": None if row["value_json"] is None else json.loads(row["value_json"]),
-                "statement": row["statement"],
-                "embedding": _b64(row["embedding"]),
-                "valid_from": _iso(row["valid_from"]),
-                "valid_to": _iso(row["valid_to"]),
-                "recorded_at": _iso(row["recorded_at"]),
-                "expired_at": _iso(row["expired_at"]),
-                "ended_at": _iso(row["ended_at"]),
-                "end_reason": row["end_reason"],
-                "confidence": row["confidence"],
-                "decided_by": row["decided_by"],
-            }
+            yield fact_export(_fact_row(row))
         join = "JOIN facts f ON f.id = x.fact_id" if group_id is not None else ""
         fwhere = "WHERE f.group_id = ?" if group_id is not None else ""
         for row in self._all(
@@ -1115,15 +1076,7 @@ class SQLiteStore:
         for row in self._all(
             f"SELECT x.* FROM fact_links x {join} {fwhere} ORDER BY x.rowid", params
         ):
-            yield {
-                "type": "link",
-                "kind": row[0],
-                "src": row[1],
-                "dst": row[2],
-                "reason": row[3],
-                "decided_by": row[4],
-                "decided_at": _iso(row[5]),
-            }
+            yield link_export(LinkRow(row[0], row[1], row[2], row[3], row[4], row[5]))
         join = "JOIN episodes f ON f.id = x.episode_id" if group_id is not None else ""
         for row in self._all(
             f"SELECT x.* FROM mentions x {join} {fwhere} ORDER BY x.rowid", params
@@ -1392,122 +1345,3 @@ def _fact_record(row: sqlite3.Row, view: TimeView | None) -> FactRecord:
         object_id=row["object_id"],
         decided_by=row["decided_by"],
     )
-
-
-# ---------------------------------------------------------------------- export format
-def _iso(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return from_ms(ms).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _ms(text: str | None) -> int | None:
-    if text is None:
-        return None
-    from .._time import parse_datetime
-
-    return to_ms(parse_datetime(text, "export time"))
-
-
-def _b64(blob: bytes | None) -> str | None:
-    return None if blob is None else base64.b64encode(blob).decode("ascii")
-
-
-def _unb64(text: str | None) -> Vector | None:
-    if text is None:
-        return None
-    return np.frombuffer(base64.b64decode(text), dtype=np.float32)
-
-
-def _episode_export(ep: EpisodeRow) -> dict[str, Any]:
-    return {
-        "id": ep.id,
-        "group_id": ep.group_id,
-        "source": ep.source,
-        "kind": ep.kind,
-        "content": ep.content,
-        "reference_time": _iso(ep.reference_time),
-        "ingested_at": _iso(ep.ingested_at),
-        "content_hash": ep.content_hash,
-        "status": ep.status,
-        "extractor": ep.extractor,
-        "error": ep.error,
-        "metadata": ep.metadata,
-    }
-
-
-def episode_from_export(r: dict[str, Any]) -> EpisodeRow:
-    return EpisodeRow(
-        id=r["id"],
-        group_id=r["group_id"],
-        source=r.get("source"),
-        kind=r["kind"],
-        content=r["content"],
-        reference_time=_ms(r["reference_time"]) or 0,
-        ingested_at=_ms(r["ingested_at"]) or 0,
-        content_hash=r["content_hash"],
-        status=r.get("status", "extracted"),
-        extractor=r.get("extractor"),
-        error=r.get("error"),
-        metadata=r.get("metadata") or {},
-    )
-
-
-def plan_from_export(rows: Sequence[dict[str, Any]]) -> WritePlan:
-    """The entities, facts, links, provenance and mentions of an export, as one plan."""
-    plan = WritePlan()
-    for r in rows:
-        kind = r.get("type")
-        if kind == "entity":
-            plan.entities_new.append(
-                EntityRow(
-                    id=r["id"],
-                    group_id=r["group_id"],
-                    name=r["name"],
-                    key=r["key"],
-                    type=r["entity_type"],
-                    aliases=list(r.get("aliases") or []),
-                    summary=r.get("summary"),
-                    embedding=_unb64(r.get("embedding")),
-                    created_at=_ms(r.get("created_at")) or 0,
-                    attributes=r.get("attributes") or {},
-                )
-            )
-        elif kind == "fact":
-            value = r.get("value")
-            plan.facts_new.append(
-                FactRow(
-                    id=r["id"],
-                    group_id=r["group_id"],
-                    subject_id=r["subject_id"],
-                    predicate=r["predicate"],
-                    object_id=r.get("object_id"),
-                    value_json=None if value is None else json.dumps(value, ensure_ascii=False),
-                    statement=r["statement"],
-                    valid_from=_ms(r["valid_from"]) or 0,
-                    valid_to=_ms(r.get("valid_to")),
-                    recorded_at=_ms(r["recorded_at"]) or 0,
-                    expired_at=_ms(r.get("expired_at")),
-                    ended_at=_ms(r.get("ended_at")),
-                    end_reason=r.get("end_reason"),
-                    confidence=float(r.get("confidence", 1.0)),
-                    decided_by=r.get("decided_by", "rule"),
-                    embedding=_unb64(r.get("embedding")),
-                )
-            )
-        elif kind == "provenance":
-            plan.provenance.append((r["fact_id"], r["episode_id"], r.get("span")))
-        elif kind == "link":
-            plan.links_add.append(
-                LinkRow(
-                    kind=r["kind"],
-                    src=r["src"],
-                    dst=r["dst"],
-                    reason=r["reason"],
-                    decided_by=r["decided_by"],
-                    decided_at=_ms(r["decided_at"]) or 0,
-                )
-            )
-        elif kind == "mention":
-            plan.mentions.append((r["episode_id"], r["entity_id"]))
-    return plan
