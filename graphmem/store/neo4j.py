@@ -27,7 +27,6 @@ lock node; reads are routed to readers (``routing_=READ``).
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 import os
