@@ -404,11 +404,21 @@ def _who(name: str, speaker: str) -> str:
     return speaker if name.strip().lower() in _FIRST_PERSON else name
 
 
+@dataclass
+class Usage:
+    """LLM calls and tokens spent on one episode."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
 def to_extraction(
     answer: Answer,
     episode: EpisodeRecord,
     context: ExtractionContext,
     aliases: Mapping[str, str],
+    usage: Usage | None = None,
 ) -> Extraction:
     """Turn a validated answer into graphmem's ``Extraction`` (usage counts left at zero).
 
@@ -477,4 +487,11 @@ def to_extraction(
             )
         except ValidationError as exc:
             log.info("graphmem: %s fact %d skipped: %s", episode.id, index, exc)
-    return Extraction(entities=entities, facts=facts)
+    usage = usage or Usage()
+    return Extraction(
+        entities=entities,
+        facts=facts,
+        llm_calls=usage.calls,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+    )

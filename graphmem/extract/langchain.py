@@ -29,6 +29,7 @@ from ._llm_answer import (
     Answer,
     ContextLimits,
     InvalidAnswer,
+    Usage,
     build_messages,
     estimate_tokens,
     parse_answer,
@@ -41,13 +42,6 @@ from ._llm_limits import Budget
 __all__ = ["LangChainExtractor"]
 
 log = logging.getLogger("graphmem")
-
-
-@dataclass
-class _Usage:
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
 
 
 @dataclass
@@ -127,7 +121,7 @@ class LangChainExtractor:
 
     def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
         messages, aliases = build_messages(self.prompt, episode, context, self.context_limits)
-        usage = _Usage()
+        usage = Usage()
         result = self._call(messages, usage)
         try:
             answer = self._answer(result)
@@ -151,13 +145,9 @@ class LangChainExtractor:
                     f"{type(self.chat_model).__name__} gave no valid answer after one repair "
                     f"call ({usage.calls} calls): {exc}"
                 ) from None
-        extraction = to_extraction(answer, episode, context, aliases)
-        extraction.llm_calls = usage.calls
-        extraction.prompt_tokens = usage.prompt_tokens
-        extraction.completion_tokens = usage.completion_tokens
-        return extraction
+        return to_extraction(answer, episode, context, aliases, usage)
 
-    def _call(self, messages: list[dict[str, str]], usage: _Usage) -> _Result:
+    def _call(self, messages: list[dict[str, str]], usage: Usage) -> _Result:
         estimate = estimate_tokens(messages)
         self.budget.reserve(estimate)
         lc_messages = _to_langchain(messages)

@@ -43,6 +43,7 @@ from ._llm_answer import (
     Answer,
     ContextLimits,
     InvalidAnswer,
+    Usage,
     answer_json_schema,
     build_messages,
     estimate_tokens,
@@ -58,13 +59,6 @@ log = logging.getLogger("graphmem")
 
 ResponseMode = Literal["json_schema", "json_object"]
 _SCHEMA_NAME = "graphmem_extraction"
-
-
-@dataclass
-class _Usage:
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
 
 
 @dataclass
@@ -228,7 +222,7 @@ class LLMExtractor:
     # ------------------------------------------------------------------ extraction
     def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
         messages, aliases = build_messages(self.prompt, episode, context, self.context_limits)
-        usage = _Usage()
+        usage = Usage()
         reply = self._complete(messages, usage, self.max_completion_tokens)
         try:
             answer = self._answer(reply)
@@ -250,18 +244,14 @@ class LLMExtractor:
                     f"{self.model} gave no valid answer after one repair call "
                     f"({usage.calls} calls): {exc}"
                 ) from None
-        extraction = to_extraction(answer, episode, context, aliases)
-        extraction.llm_calls = usage.calls
-        extraction.prompt_tokens = usage.prompt_tokens
-        extraction.completion_tokens = usage.completion_tokens
-        return extraction
+        return to_extraction(answer, episode, context, aliases, usage)
 
     def _answer(self, reply: _Reply) -> Answer:
         return parse_answer(reply.content, truncated=reply.finish_reason == "length")
 
     # ------------------------------------------------------------------ one counted call
     def _complete(
-        self, messages: list[dict[str, str]], usage: _Usage, max_completion: int | None
+        self, messages: list[dict[str, str]], usage: Usage, max_completion: int | None
     ) -> _Reply:
         estimate = estimate_tokens(messages)
         self.budget.reserve(estimate)
