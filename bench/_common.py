@@ -11,6 +11,18 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import numpy.typing as npt
 
+# The recall queries every scale bench asks ("4242" becomes an episode number).
+QUERIES = [
+    "grasp red mug success",
+    "which force worked for the blue bowl",
+    "episode 4242 force peak",
+    "slow approach speed sponge",
+    "operator op3 duration",
+    "bottle grip width",
+    "failed grasps of the plate",
+    "apple table1",
+]
+
 
 class PrecomputedEmbedder:
     """Vectors looked up, not computed: the bench measures graphmem, not a model.

@@ -34,19 +34,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
-from bench._common import PrecomputedEmbedder, percentiles, robot_records, rss_mb
+from bench._common import QUERIES, PrecomputedEmbedder, percentiles, robot_records, rss_mb
 from graphmem import GraphMemory
-
-QUERIES = [
-    "grasp red mug success",
-    "which force worked for the blue bowl",
-    "episode 4242 force peak",
-    "slow approach speed sponge",
-    "operator op3 duration",
-    "bottle grip width",
-    "failed grasps of the plate",
-    "apple table1",
-]
 
 # Graphiti's approach: a full scan computing the cosine against every fact of the group. Bench
 # code only; the store never runs this.

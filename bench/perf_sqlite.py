@@ -22,19 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import PrecomputedEmbedder, percentiles, robot_records, rss_mb
+from bench._common import QUERIES, PrecomputedEmbedder, percentiles, robot_records, rss_mb
 from graphmem import GraphMemory
-
-QUERIES = [
-    "grasp red mug success",
-    "which force worked for the blue bowl",
-    "episode 4242 force peak",
-    "slow approach speed sponge",
-    "operator op3 duration",
-    "bottle grip width",
-    "failed grasps of the plate",
-    "apple table1",
-]
 
 
 def run(size: int, queries: int, workdir: Path, batch: int = 2000) -> dict[str, object]:
