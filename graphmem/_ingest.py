@@ -7,7 +7,7 @@ so a retried transaction recomputes the plan from what the store holds at that m
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -38,13 +38,6 @@ class PreparedFact:
     stated_from: bool
     statement: str
     embedding: Vector | None = None
-
-
-@dataclass
-class PlanResult:
-    plan: WritePlan
-    result: IngestResult
-    skipped: list[str] = field(default_factory=list)
 
 
 def default_statement(subject: str, predicate: str, target: str) -> str:

@@ -138,26 +138,6 @@ class WritePlan:
     prune_entity_ids: list[str] = field(default_factory=list)  # delete if left unreferenced
     audit: dict[str, Any] | None = None
 
-    def is_empty(self) -> bool:
-        return not any(
-            (
-                self.episode_status,
-                self.entities_new,
-                self.entity_aliases,
-                self.facts_new,
-                self.facts_update,
-                self.provenance,
-                self.links_add,
-                self.links_remove,
-                self.mentions,
-                self.delete_episode_ids,
-                self.delete_fact_ids,
-                self.delete_entity_ids,
-                self.prune_entity_ids,
-                self.audit,
-            )
-        )
-
 
 @dataclass(frozen=True)
 class TimeView:

@@ -65,6 +65,3 @@ class VectorMatrix:
                 self._matrix = np.ascontiguousarray(np.vstack(self._chunks))
                 self._chunks = [self._matrix]
         return self._matrix
-
-    def search(self, query: Vector, n: int) -> list[tuple[str, float]]:
-        return [(self.ids[i], score) for i, score in top_k(self.matrix(), query, n)]

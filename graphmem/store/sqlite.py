@@ -239,14 +239,6 @@ class SQLiteStore:
                 rows = {}
         return [MigrationInfo(v, name, rows.get(v)) for v, name, _ in MIGRATIONS]
 
-    def check_schema(self) -> None:
-        pending = [m for m in self.migration_status() if m.applied_at is None]
-        if pending:
-            raise SchemaError(
-                f"{self.path} needs migrations {[m.version for m in pending]}; "
-                "run `graphmem db migrate`"
-            )
-
     def get_meta(self, key: str) -> str | None:
         row = self._one("SELECT value FROM graphmem_meta WHERE key = ?", (key,))
         return None if row is None else str(row[0])
@@ -658,20 +650,15 @@ class SQLiteStore:
     def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
         return self._vector_search("entities", group_id, vector, n)
 
-    def _selective_terms(self, table: str, words: list[str]) -> list[str]:
-        """The words worth scoring: rarest first, while their postings fit ``_POSTINGS``.
-
-        Ranking costs about a microsecond per matching row, so the cost of a query is the sum of
-        its words' postings; a very common word costs most and, with its low IDF, weighs least.
-        The rarest word is always kept (``_rowid_floor`` bounds it when even that one is
-        common). Porter stems are found as the longest vocabulary entry that is a prefix of
-        the word. Small tables keep every word.
-        """
-        return self._term_plan(table, words)[0]
-
     def _term_plan(self, table: str, words: list[str]) -> tuple[list[str], int]:
-        """(words to query, rowid floor): see ``_selective_terms``. A floor above 0 limits the
-        query to the newest rows, sized to hold about ``_POSTINGS`` matches of its one word."""
+        """(words to query, rowid floor) for a full-text query.
+
+        Ranking costs about a microsecond per matching row, so a query costs the sum of its
+        words' postings; a very common word costs most and, with its low IDF, weighs least. Words
+        are kept rarest first while their postings fit ``_POSTINGS``; the rarest is always kept,
+        and a floor above 0 limits it to the newest rows, sized to hold about ``_POSTINGS``
+        matches. Porter stems are found as the longest vocabulary entry that is a prefix of the
+        word. Small tables keep every word."""
         total = self._row_count(table)
         if total <= _POSTINGS or not words:
             return words, 0
