@@ -7,14 +7,27 @@ $gt $gte $in``. A multi-valued path matches when any value does (``$ne``: when n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ._errors import FilterError, PredicateError
 from ._predicates import normalize_predicate
 
-__all__ = ["Condition", "matches", "parse_filters"]
+__all__ = [
+    "SLACK",
+    "Condition",
+    "driving",
+    "equal_texts",
+    "finite_number",
+    "matches",
+    "parse_filters",
+    "plain_text",
+    "value_texts",
+    "widen",
+]
 
 _OPS = ("$eq", "$ne", "$lt", "$lte", "$gt", "$gte", "$in")
 
@@ -120,3 +133,76 @@ def matches(values: Mapping[str, list[Any]], conditions: list[Condition]) -> boo
         if not ok:
             return False
     return True
+
+
+# ------------------------------------------------------------- narrowing a filter in a store
+# A store narrows a filter down to candidate subjects (GraphStore.filter_candidates) and
+# matches() above decides: a store may keep a subject that fails, never drop one that passes.
+# Numbers are compared widened by a relative SLACK: the store parses a value's JSON text itself,
+# and SQLite's text-to-float conversion is not guaranteed to round as Python's does.
+SLACK = 1e-9
+_TINY = 1e-300
+
+
+def finite_number(operand: Any) -> float | None:
+    """A numeric operand as a finite float; None for a bool, a string, NaN, an infinity or an
+    int too large for a float (a store then only checks that the value is a number)."""
+    if isinstance(operand, bool) or not isinstance(operand, int | float):
+        return None
+    try:
+        number = float(operand)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def plain_text(operand: Any) -> str | None:
+    """A string operand that a store can take as a parameter (UTF-8: no lone surrogates)."""
+    if not isinstance(operand, str):
+        return None
+    try:
+        operand.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return operand
+
+
+def widen(number: float) -> tuple[float, float]:
+    """An interval around ``number`` that holds every float a rounding error could make of it."""
+    slack = abs(number) * SLACK + _TINY
+    return number - slack, number + slack
+
+
+def value_texts(operand: Any) -> list[str]:
+    """Stored JSON texts (graphmem writes ``json.dumps``; ASCII-escaped too) of a value that
+    equals ``operand``: a value stored as one of them is equal for sure. Empty where no text is
+    (NaN, whose JSON text does not equal itself, an unencodable string, a 5000-digit int)."""
+    if isinstance(operand, float) and not math.isfinite(operand):
+        return []
+    if isinstance(operand, str) and plain_text(operand) is None:
+        return []
+    try:
+        texts = [json.dumps(operand, ensure_ascii=False), json.dumps(operand)]
+    except ValueError:
+        return []
+    return sorted(set(texts))
+
+
+def equal_texts(operand: Any) -> list[str]:
+    """``value_texts`` and, for a number, its other spelling (13 and 13.0) when that is equal."""
+    texts = set(value_texts(operand))
+    if isinstance(operand, int) and not isinstance(operand, bool):
+        try:
+            if float(operand) == operand:
+                texts.update(value_texts(float(operand)))
+        except OverflowError:
+            pass
+    elif isinstance(operand, float) and math.isfinite(operand) and operand.is_integer():
+        texts.update(value_texts(int(operand)))
+    return sorted(texts)
+
+
+def driving(conditions: Sequence[Condition]) -> Condition | None:
+    """The condition a store scans for first: the first positive one (every subject that passes
+    has a value that matches it; write the most selective first); None when all are $ne."""
+    return next((c for c in conditions if c.op != "$ne"), None)

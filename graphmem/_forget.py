@@ -2,50 +2,59 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ._reconcile import TimelineState
-from .store._base import StoreReader, WritePlan
+from ._replay import rebuild_timeline
+from .store._base import ProvenanceRow, StoreReader, WritePlan
 
 __all__ = ["plan_forget_entity", "plan_forget_episodes", "plan_forget_group"]
 
 
-def _repair_timelines(
+def _rebuild_timelines(
     reader: StoreReader,
     plan: WritePlan,
     group_id: str,
-    doomed: Sequence[str],
-    predicates_functional: dict[str, bool],
+    touched: Sequence[str],
+    keep: Callable[[ProvenanceRow], bool],
+    functional: dict[str, bool],
     now: int,
-) -> None:
-    """Drop doomed facts from their timelines and recompute what the survivors look like."""
-    rows = reader.facts_by_ids(list(doomed))
-    pairs = sorted({(r.subject_id, r.predicate) for r in rows})
+) -> list[str]:
+    """Replay the timelines of the ``touched`` facts without the rows ``keep`` rejects; the
+    plan gets the difference. Returns the ids of the facts that no longer exist."""
+    rows = reader.facts_by_ids(list(touched))
+    pairs = sorted({(r.subject_id, r.predicate) for r in rows if r.group_id == group_id})
     if not pairs:
-        return
-    timelines = reader.timelines(group_id, pairs)
-    doomed_set = set(doomed)
+        return []
+    timelines = reader.timelines(group_id, pairs, include_expired=True)
+    provenance, endings = reader.fact_claims([f.id for tl in timelines.values() for f in tl.facts])
+    deleted: list[str] = []
     for pair, timeline in timelines.items():
-        state = TimelineState(
+        ids = {f.id for f in timeline.facts}
+        rebuilt = rebuild_timeline(
             group_id,
-            pair[0],
-            pair[1],
+            pair,
             timeline,
-            functional=predicates_functional.get(pair[1], False),
+            [r for r in provenance if r.fact_id in ids],
+            [r for r in endings if r.fact_id in ids],
+            functional=functional.get(pair[1], False),
+            keep=keep,
             now=now,
-            episode_id="",
         )
-        state.remove(doomed_set)
-        _new, updates, links_add, links_remove = state.finish()
-        plan.facts_update.extend(u for u in updates if u.id not in doomed_set)
-        plan.links_add.extend(
-            lk for lk in links_add if lk.src not in doomed_set and lk.dst not in doomed_set
-        )
-        plan.links_remove.extend(links_remove)
-    for row in rows:
-        plan.prune_entity_ids.append(row.subject_id)
-        if row.object_id:
-            plan.prune_entity_ids.append(row.object_id)
+        plan.delete_fact_ids.extend(rebuilt.delete_fact_ids)
+        plan.facts_new.extend(rebuilt.facts_new)
+        plan.facts_update.extend(rebuilt.facts_update)
+        plan.claims_reset.extend(rebuilt.claims_reset)
+        plan.provenance.extend(rebuilt.provenance)
+        plan.endings.extend(rebuilt.endings)
+        plan.links_add.extend(rebuilt.links_add)
+        plan.links_remove.extend(rebuilt.links_remove)
+        deleted.extend(rebuilt.delete_fact_ids)
+        for fact in timeline.facts:
+            if fact.id in rebuilt.delete_fact_ids:
+                plan.prune_entity_ids.append(fact.subject_id)
+                if fact.object_id:
+                    plan.prune_entity_ids.append(fact.object_id)
+    return deleted
 
 
 def plan_forget_episodes(
@@ -56,9 +65,12 @@ def plan_forget_episodes(
     now: int,
 ) -> WritePlan:
     counts = reader.episode_fact_ids(episode_ids)
-    doomed = sorted(fid for fid, n in counts.items() if n <= 1)
-    plan = WritePlan(delete_episode_ids=list(episode_ids), delete_fact_ids=doomed)
-    _repair_timelines(reader, plan, group_id, doomed, functional, now)
+    touched = sorted({*counts, *reader.episode_ended_fact_ids(episode_ids)})
+    plan = WritePlan(delete_episode_ids=list(episode_ids))
+    gone = set(episode_ids)
+    removed = _rebuild_timelines(
+        reader, plan, group_id, touched, lambda row: row.episode_id not in gone, functional, now
+    )
     plan.prune_entity_ids.extend(reader.episode_entity_ids(episode_ids))
     plan.audit = {
         "action": "forget_episode",
@@ -66,8 +78,8 @@ def plan_forget_episodes(
         "at": now,
         "episode_ids": list(episode_ids),
         "episodes_removed": len(episode_ids),
-        "facts_removed": len(doomed),
-        "facts_kept": len(counts) - len(doomed),
+        "facts_removed": len(removed),
+        "facts_kept": len([fid for fid in counts if fid not in set(removed)]),
         "entities_removed": 0,
     }
     return plan
@@ -81,8 +93,11 @@ def plan_forget_entity(
     now: int,
 ) -> WritePlan:
     doomed = sorted({fid for eid in entity_ids for fid in reader.entity_fact_ids(eid)})
-    plan = WritePlan(delete_fact_ids=doomed, delete_entity_ids=list(entity_ids))
-    _repair_timelines(reader, plan, group_id, doomed, functional, now)
+    plan = WritePlan(delete_entity_ids=list(entity_ids))
+    gone = set(doomed)
+    removed = _rebuild_timelines(
+        reader, plan, group_id, doomed, lambda row: row.fact_id not in gone, functional, now
+    )
     plan.prune_entity_ids = [e for e in plan.prune_entity_ids if e not in set(entity_ids)]
     plan.audit = {
         "action": "forget_entity",
@@ -90,7 +105,7 @@ def plan_forget_entity(
         "at": now,
         "entity_ids": list(entity_ids),
         "episodes_removed": 0,
-        "facts_removed": len(doomed),
+        "facts_removed": len(removed),
         "facts_kept": 0,
         "entities_removed": len(entity_ids),
     }

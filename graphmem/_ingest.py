@@ -19,7 +19,7 @@ from ._predicates import PredicateRegistry, normalize_predicate
 from ._reconcile import Candidate, Claim, TimelineState
 from ._resolve import EntityRequest, resolve_entities
 from ._time import to_ms
-from .store._base import StoreReader, WritePlan
+from .store._base import ProvenanceRow, StoreReader, WritePlan
 
 __all__ = ["PreparedFact", "build_plan", "default_statement", "prepare_facts"]
 
@@ -104,7 +104,9 @@ def build_plan(
     facts: Sequence[PreparedFact],
     entities: Sequence[EntityRequest],
     now: int,
+    order: int = 0,
 ) -> tuple[WritePlan, IngestResult]:
+    """``order``: the episode's position in its write batch (the batch shares ``now``)."""
     requests: dict[str, EntityRequest] = {}
     for req in entities:
         requests.setdefault(req.name, req)
@@ -116,7 +118,7 @@ def build_plan(
 
     candidates: dict[tuple[str, str], list[Candidate]] = {}
     functional: dict[tuple[str, str], bool] = {}
-    for pf in facts:
+    for index, pf in enumerate(facts):
         f = pf.fact
         subject_id = resolution.by_name[f.subject]
         object_id = resolution.by_name[f.object] if f.object is not None else None
@@ -152,6 +154,7 @@ def build_plan(
                 span=f.evidence,
                 embedding=pf.embedding,
                 claim=claim,
+                index=index,
             )
         )
         functional[key] = functional.get(key, False) or pf.functional
@@ -161,6 +164,10 @@ def build_plan(
     plan.entities_new = resolution.new
     plan.entity_aliases = resolution.aliases
     result = IngestResult(episode_id=episode_id, status="extracted")
+
+    def load_claims(fact_id: str) -> tuple[list[ProvenanceRow], list[ProvenanceRow]]:
+        return reader.fact_claims([fact_id])
+
     for key, cands in candidates.items():
         state = TimelineState(
             group_id,
@@ -170,6 +177,8 @@ def build_plan(
             functional=functional[key],
             now=now,
             episode_id=episode_id,
+            order=order,
+            claims_loader=load_claims,
         )
         for cand in cands:
             outcome = state.apply(cand)
@@ -183,6 +192,8 @@ def build_plan(
         plan.links_add.extend(links_add)
         plan.links_remove.extend(links_remove)
         plan.provenance.extend(state.provenance)
+        plan.endings.extend(state.endings)
+        plan.claims_reset.extend(state.claims_reset)
         result.superseded.extend(state.superseded_pairs)
         result.contradictions.extend(state.contradiction_pairs)
     plan.mentions = [(episode_id, eid) for eid in dict.fromkeys(resolution.by_name.values())]

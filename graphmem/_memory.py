@@ -40,7 +40,7 @@ from ._models import (
 from ._predicates import Predicate, PredicateRegistry, normalize_predicate
 from ._resolve import EntityRequest
 from ._retrieve import RetrievalConfig, Retriever
-from ._time import require_aware, to_ms, utcnow
+from ._time import now_ms, record_ms, require_aware, to_ms, utcnow
 from .extract import ExtractionContext, Extractor, get_extractor
 from .extract.structured import parse_json_record
 from .store import GraphStore, TimeView, open_store
@@ -496,7 +496,7 @@ class GraphMemory:
                 )
         ready = [p for p in pending if p.error is None]
         self._embed_all(ready)
-        now = to_ms(utcnow())
+        now = record_ms()
         outcomes: dict[int, IngestResult] = {}
 
         def make_work(item: _Pending) -> Callable[[StoreReader], WritePlan]:
@@ -524,6 +524,7 @@ class GraphMemory:
                     facts=item.prepared,
                     entities=item.entities,
                     now=now,
+                    order=item.index,
                 )
                 outcomes[item.index] = result
                 return plan
@@ -667,7 +668,7 @@ class GraphMemory:
 
     # ------------------------------------------------------------------ read
     def _view(self, as_of: datetime | None, known_at: datetime | None) -> TimeView:
-        now = to_ms(utcnow())
+        now = now_ms()
         at = require_aware(as_of, "as_of")
         known = require_aware(known_at, "known_at")
         known_ms = to_ms(known) if known is not None else now
@@ -765,7 +766,7 @@ class GraphMemory:
         if chosen != 1:
             raise InputError("forget needs exactly one of episode_id=, entity= or all=True")
         store = self._ready()
-        now = to_ms(utcnow())
+        now = record_ms()
         functional = {p.name: p.cardinality == "one" for p in self.predicates}
         if episode_id is not None:
             _text(episode_id, "episode_id")

@@ -7,23 +7,32 @@ difference. The same set of facts therefore always yields the same chain.
 
 A fact's ``valid_to`` is either *derived* (it ends where its successor starts; a SUPERSEDES link
 from that successor exists) or *explicit* (stated by the source, or set by a negation).
+
+Each provenance row records the episode's claim (``_claims``). Two things need them: a new value
+that lands inside a fact whose support includes a later restatement splits that fact (Paris
+stated for 2019 and 2021, then Berlin for 2020: Paris 2019-2020, Berlin 2020-2021, Paris 2021-),
+and ``_replay`` rebuilds a timeline from the claims left after a forget.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
 
+from ._claims import StatedClaim
 from ._ids import make_id, value_key
-from .store._base import FactRow, FactUpdate, LinkRow, Timeline
+from .store._base import FactRow, FactUpdate, LinkRow, ProvenanceRow, Timeline
 
 __all__ = ["Candidate", "Claim", "Outcome", "TimelineState"]
 
 Vector = npt.NDArray[np.float32]
 _INF = 2**62
+# Stored provenance and ending rows of a fact, read inside the write transaction when needed.
+ClaimsLoader = Callable[[str], tuple[list[ProvenanceRow], list[ProvenanceRow]]]
 
 
 @dataclass
@@ -54,6 +63,7 @@ class Candidate:
     span: str | None = None
     embedding: Vector | None = None
     claim: Claim | None = None
+    index: int = 0  # position among the episode's facts (replay order)
 
 
 @dataclass
@@ -81,6 +91,8 @@ class TimelineState:
         functional: bool,
         now: int,
         episode_id: str,
+        order: int = 0,
+        claims_loader: ClaimsLoader | None = None,
     ) -> None:
         self.group_id = group_id
         self.subject_id = subject_id
@@ -88,6 +100,8 @@ class TimelineState:
         self.functional = functional
         self.now = now
         self.episode_id = episode_id
+        self.order = order
+        self.claims_loader = claims_loader
         self.original = {f.id: f for f in timeline.facts}
         self.facts: dict[str, FactRow] = {f.id: replace(f) for f in timeline.facts}
         self.value_keys = {f.id: stored_value_key(f) for f in timeline.facts}
@@ -99,7 +113,9 @@ class TimelineState:
             self.explicit_end[fact.id] = self._stored_explicit_end(fact)
             self.end_reason[fact.id] = fact.end_reason
         self.new_ids: list[str] = []
-        self.provenance: list[tuple[str, str, str | None]] = []
+        self.provenance: list[ProvenanceRow] = []
+        self.endings: list[ProvenanceRow] = []
+        self.claims_reset: list[str] = []
         self.expired: set[str] = set()
         self.llm_links: dict[tuple[str, str, str], str] = {}  # link -> reason claimed by the LLM
         self.superseded_pairs: list[tuple[str, str]] = []
@@ -126,10 +142,39 @@ class TimelineState:
     def _end(self, fact: FactRow) -> int:
         return _INF if fact.valid_to is None else fact.valid_to
 
+    def _stated(self, cand: Candidate, value_key: str | None = None) -> str:
+        """The claim this state records for ``cand`` (applied now, by this episode)."""
+        return StatedClaim(
+            kind=cand.kind,
+            valid_from=cand.valid_from,
+            valid_to=cand.valid_to,
+            stated_from=cand.stated_from,
+            confidence=cand.confidence,
+            at=self.now,
+            order=self.order,
+            index=cand.index,
+            value_key=value_key,
+            replaces_key=cand.replaces_key,
+        ).to_json()
+
+    def _support(self, fact_id: str) -> tuple[list[ProvenanceRow], list[ProvenanceRow]]:
+        """A fact's provenance and ending rows: the stored ones (unless being replaced) and
+        the ones this state adds."""
+        prov = [r for r in self.provenance if r.fact_id == fact_id]
+        ends = [r for r in self.endings if r.fact_id == fact_id]
+        stored = fact_id not in self.new_ids and fact_id not in self.claims_reset
+        if stored and self.claims_loader is not None:
+            stored_prov, stored_ends = self.claims_loader(fact_id)
+            return [*stored_prov, *prov], [*stored_ends, *ends]
+        return prov, ends
+
     # ------------------------------------------------------------------ applying candidates
     def apply(self, cand: Candidate) -> Outcome:
         cand = self._check_claim(cand)
         claim = cand.claim
+        if claim is not None and claim.relation in ("negates", "corrects"):
+            # Recorded as what it does, so a rebuild without the extractor does the same.
+            cand = replace(cand, kind="negate" if claim.relation == "negates" else "correct")
         if cand.kind == "negate" or (claim is not None and claim.relation == "negates"):
             return self._negate(cand, claim)
         if cand.kind == "correct" or (claim is not None and claim.relation == "corrects"):
@@ -192,7 +237,12 @@ class TimelineState:
             for f in self._live()
         )
 
-    def _assert(self, cand: Candidate, claim: Claim | None) -> Outcome:
+    def _assert(
+        self, cand: Candidate, claim: Claim | None, stated: Candidate | None = None
+    ) -> Outcome:
+        """``stated``: the candidate as the episode said it, when ``cand`` was derived from it
+        (a correction); its claim is what provenance records."""
+        stated = stated or cand
         duplicate = self._find_duplicate(cand, claim)
         if duplicate is not None:
             if cand.valid_from < duplicate.valid_from:
@@ -201,10 +251,13 @@ class TimelineState:
             if cand.valid_to is not None and self.explicit_end.get(duplicate.id) is None:
                 self.explicit_end[duplicate.id] = cand.valid_to
                 self.end_reason[duplicate.id] = "stated end"
-            self.provenance.append((duplicate.id, self.episode_id, cand.span))
+            self.provenance.append(
+                ProvenanceRow(duplicate.id, self.episode_id, cand.span, self._stated(stated))
+            )
             return Outcome("duplicate", duplicate.id)
-        fact = self._new_fact(cand)
+        fact = self._new_fact(cand, stated)
         if self.functional:
+            self._split_restatements(fact)
             for other in self._live():
                 if other.id != fact.id and other.valid_from == fact.valid_from:
                     reason = "same valid time, different value"
@@ -221,8 +274,8 @@ class TimelineState:
             self.llm_links[("SUPERSEDES", fact.id, claim.fact_id)] = claim.reason or "update"
         return Outcome("added", fact.id)
 
-    def _new_fact(self, cand: Candidate, *, valid_from: int | None = None) -> FactRow:
-        start = cand.valid_from if valid_from is None else valid_from
+    def _new_fact(self, cand: Candidate, stated: Candidate) -> FactRow:
+        start = cand.valid_from
         fact_id = make_id(
             "fact",
             self.group_id,
@@ -254,8 +307,95 @@ class TimelineState:
         self.explicit_end[fact.id] = cand.valid_to
         self.end_reason[fact.id] = fact.end_reason
         self.new_ids.append(fact.id)
-        self.provenance.append((fact.id, self.episode_id, cand.span))
+        self.provenance.append(
+            ProvenanceRow(fact.id, self.episode_id, cand.span, self._stated(stated))
+        )
         return fact
+
+    # ------------------------------------------------------------------ splitting a fact
+    def _split_restatements(self, new: FactRow) -> None:
+        """A new value inside another value's span ends that value; statements of the old
+        value dated after the new one's start say it came back: they become their own fact."""
+        start = new.valid_from
+        key = self.value_keys[new.id]
+        for other in self._live():
+            if other.id == new.id or self.value_keys.get(other.id) == key:
+                continue
+            if not other.valid_from < start < self._end(other):
+                continue
+            prov, ends = self._support(other.id)
+            claims = [(row, StatedClaim.from_json(row.claim, other)) for row in prov]
+            late = [(r, c) for r, c in claims if c.kind == "assert" and c.valid_from > start]
+            early = [(r, c) for r, c in claims if not (c.kind == "assert" and c.valid_from > start)]
+            if late and early:
+                self._split(other, early, late, ends)
+
+    def _split(
+        self,
+        other: FactRow,
+        early: list[tuple[ProvenanceRow, StatedClaim]],
+        late: list[tuple[ProvenanceRow, StatedClaim]],
+        ends: list[ProvenanceRow],
+    ) -> None:
+        key = self.value_keys[other.id]
+        late_start = min(c.valid_from for _, c in late)
+
+        def natural_id(start: int, part: list[tuple[ProvenanceRow, StatedClaim]]) -> str:
+            row, _ = min(part, key=lambda rc: rc[1].sort_key(rc[0].episode_id))
+            parts = (self.group_id, self.subject_id, self.predicate, key, str(start))
+            return make_id("fact", *parts, row.episode_id)
+
+        # The stored id stays with the part whose first statement made it.
+        late_id = natural_id(late_start, late)
+        if late_id == other.id:
+            part_id, part_start = natural_id(other.valid_from, early), other.valid_from
+        else:
+            part_id, part_start = late_id, late_start
+        if part_id in self.facts:
+            part_id = make_id("fact", part_id, "split")
+        part = replace(
+            other,
+            id=part_id,
+            valid_from=part_start,
+            valid_to=None,
+            recorded_at=self.now,
+            expired_at=None,
+            ended_at=None,
+            end_reason=None,
+        )
+        if late_id == other.id:
+            late_fact, early_fact = other, part
+            other.valid_from = late_start
+        else:
+            late_fact, early_fact = part, other
+        self.facts[part.id] = part
+        self.value_keys[part.id] = key
+        self.new_ids.append(part.id)
+        if other.id not in self.new_ids and other.id not in self.claims_reset:
+            self.claims_reset.append(other.id)
+        self.provenance = [r for r in self.provenance if r.fact_id != other.id]
+        self.endings = [r for r in self.endings if r.fact_id != other.id]
+        ended: dict[str, list[StatedClaim]] = {late_fact.id: [], early_fact.id: []}
+        for row in ends:
+            claim = StatedClaim.from_json(row.claim, other)
+            owner = late_fact if claim.valid_from > late_start else early_fact
+            ended[owner.id].append(claim)
+            self.endings.append(replace(row, fact_id=owner.id))
+        for fact, rows in ((early_fact, early), (late_fact, late)):
+            fact.confidence = 0.0
+            best: tuple[int, str] | None = None
+            for row, claim in rows:
+                fact.confidence = _combine(fact.confidence, claim.confidence)
+                self.provenance.append(replace(row, fact_id=fact.id))
+                end = claim.valid_to
+                if end is not None and end > fact.valid_from and (best is None or end < best[0]):
+                    best = (end, "stated end")
+            for claim in ended[fact.id]:
+                end = claim.valid_from
+                if end > fact.valid_from and (best is None or end < best[0]):
+                    best = (end, "negated")
+            self.explicit_end[fact.id] = best[0] if best else None
+            self.end_reason[fact.id] = best[1] if best else None
 
     def _negate(self, cand: Candidate, claim: Claim | None) -> Outcome:
         at = cand.valid_from
@@ -263,23 +403,31 @@ class TimelineState:
         if claim is not None and claim.fact_id is not None:
             targets = [self.facts[claim.fact_id]]
         else:
-            for fact in self._live():
-                matches = cand.value_key == "" or self.value_keys.get(fact.id) == cand.value_key
-                if (matches and fact.valid_from < at < self._end(fact)) or (
-                    matches and fact.valid_from < at and fact.valid_to is None
-                ):
-                    targets.append(fact)
+            targets = [
+                fact
+                for fact in self._live()
+                if cand.value_key in ("", self.value_keys.get(fact.id))
+            ]
         ended: list[str] = []
         for fact in targets:
             if fact.id in self.expired or fact.valid_from >= at:
                 continue
+            # Also where a later value already ended the fact by then: the world still said
+            # "not any more" at ``at``, which holds if that later value is corrected away or
+            # forgotten (the rebuild replays this ending).
             current_end = self.explicit_end.get(fact.id)
             if current_end is None or current_end > at:
                 self.explicit_end[fact.id] = at
                 self.end_reason[fact.id] = "negated" + (
                     f": {claim.reason}" if claim is not None and claim.reason else ""
                 )
-            ended.append(fact.id)
+            # An extractor's negation that named the fact ends that value, whatever it said.
+            negated = self.value_keys.get(fact.id) if claim is not None else cand.value_key
+            self.endings.append(
+                ProvenanceRow(fact.id, self.episode_id, cand.span, self._stated(cand, negated))
+            )
+            if fact.valid_to is None or at < fact.valid_to:
+                ended.append(fact.id)
         if not ended:
             return Outcome("ignored", None, note="negation matched no current fact")
         return Outcome("negated", None, affected=ended)
@@ -299,13 +447,17 @@ class TimelineState:
             if t.id not in self.expired and self.value_keys[t.id] != cand.value_key
         ]
         if not targets:
-            return self._assert(cand, None)
+            return self._assert(cand, None, stated=cand)
         start = cand.valid_from if cand.stated_from else min(t.valid_from for t in targets)
+        stated = cand
+        if claim is not None and len(targets) == 1:
+            # An extractor's correction that named the fact replaces that value on a rebuild.
+            stated = replace(cand, replaces_key=self.value_keys[targets[0].id])
         for target in targets:
             self.expired.add(target.id)
             target.expired_at = self.now
         corrected = replace(cand, valid_from=start, kind="assert", claim=None)
-        outcome = self._assert(corrected, None)
+        outcome = self._assert(corrected, None, stated=stated)
         assert outcome.fact_id is not None
         decided = "llm" if claim is not None else "rule"
         reason = "correction" + (f": {claim.reason}" if claim is not None and claim.reason else "")
@@ -326,7 +478,8 @@ class TimelineState:
             del self.links[key]
 
     # ------------------------------------------------------------------ recompute and diff
-    def _recompute(self) -> None:
+    def recompute(self) -> None:
+        """valid_to of each fact from its successor, and the SUPERSEDES chain that says so."""
         live = self._live()
         wanted: dict[tuple[str, str, str], LinkRow] = {}
         if self.functional:
@@ -376,7 +529,7 @@ class TimelineState:
         self,
     ) -> tuple[list[FactRow], list[FactUpdate], list[LinkRow], list[tuple[str, str, str]]]:
         """Recompute the timeline and return (new facts, updates, links to add, links to remove)."""
-        self._recompute()
+        self.recompute()
         new_facts: list[FactRow] = []
         updates: list[FactUpdate] = []
         for fact_id, fact in self.facts.items():
@@ -413,17 +566,7 @@ class TimelineState:
             if changed:
                 fact.ended_at = ended_at
                 fact.end_reason = end_reason
-                updates.append(
-                    FactUpdate(
-                        id=fact_id,
-                        valid_from=fact.valid_from,
-                        valid_to=fact.valid_to,
-                        expired_at=fact.expired_at,
-                        ended_at=ended_at,
-                        end_reason=end_reason,
-                        confidence=fact.confidence,
-                    )
-                )
+                updates.append(FactUpdate.of(fact, ended_at, end_reason))
         added = [link for key, link in self.links.items() if self.original_links.get(key) != link]
         removed = [key for key in self.original_links if key not in self.links]
         for link in added:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ._embed import Embedder
-from ._filters import matches, parse_filters
+from ._filters import Condition, matches, parse_filters
 from ._ids import entity_key
 from ._models import EpisodeRef, FactHit, RecallResult
 from ._time import to_ms
@@ -320,10 +320,12 @@ class Retriever:
                 entity_scores[eid] += s
 
         passing: set[str] | None = None
+        paths = sorted({c.path for c in conditions})
         if conditions:
-            values = store.facts_with_values(group_id, sorted({c.path for c in conditions}), view)
-            passing = {sid for sid, vals in values.items() if matches(vals, conditions)}
-            for sid in list(passing)[: cfg.expand_limit]:
+            # Subjects that pass seed the expansion: the newest expand_limit of them.
+            seeds = self._passing_seeds(group_id, conditions, paths, view)
+            passing = set(seeds)
+            for sid in seeds:
                 entity_scores[sid] = max(entity_scores.get(sid, 0.0), 0.5 / (cfg.rrf_k + 1))
 
         # Facts seen first, valid in the view (the time filter happens in the store).
@@ -350,6 +352,10 @@ class Retriever:
             about_named = {s.id for s in stubs.values() if {s.subject_id, s.object_id} & named_ids}
 
         if passing is not None:
+            # Whether the other subjects pass: their values only, not the group's.
+            unknown = sorted({r.subject_id for r in stubs.values()} - passing)
+            values = store.facts_with_values(group_id, paths, view, unknown) if unknown else {}
+            passing.update(sid for sid, vals in values.items() if matches(vals, conditions))
             stubs = {fid: r for fid, r in stubs.items() if r.subject_id in passing}
         elif cfg.require_fact_support:
             if not content_query or cfg.named_fact_limit is None:
@@ -381,6 +387,25 @@ class Retriever:
         if raw.episode_scores and (cfg.use_context or speaker_keys or periods):
             self._episode_context(raw, speaker_keys, periods)
         return raw
+
+    def _passing_seeds(
+        self, group_id: str, conditions: list[Condition], paths: list[str], view: TimeView
+    ) -> list[str]:
+        """Up to expand_limit subjects that pass the filter, newest first: the store narrows
+        them down, their values decide (a store may return a few that fail; then ask for more)."""
+        want = self.config.expand_limit
+        limit = want
+        passes: dict[str, bool] = {}
+        while limit > 0:
+            candidates = self.store.filter_candidates(group_id, conditions, view, limit)
+            new = [s for s in candidates if s not in passes]
+            values = self.store.facts_with_values(group_id, paths, view, new) if new else {}
+            passes.update((s, s in values and matches(values[s], conditions)) for s in new)
+            seeds = [s for s in candidates if passes[s]]
+            if len(seeds) >= want or len(candidates) < limit:
+                return seeds[:want]
+            limit *= 4
+        return []
 
     def _covering(self, fact_ids: list[str], content_query: str, view: TimeView) -> list[str]:
         """The facts whose statement holds at least min_fact_coverage of the query's words (a

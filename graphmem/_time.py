@@ -7,11 +7,20 @@ and Neo4j, and record time always comes from the client clock (``utcnow``).
 from __future__ import annotations
 
 import re
+import threading
 from datetime import UTC, date, datetime, timedelta
 
 from ._errors import InputError, NaiveDatetimeError
 
-__all__ = ["from_ms", "parse_datetime", "require_aware", "to_ms", "utcnow"]
+__all__ = [
+    "from_ms",
+    "now_ms",
+    "parse_datetime",
+    "record_ms",
+    "require_aware",
+    "to_ms",
+    "utcnow",
+]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -20,6 +29,29 @@ def utcnow() -> datetime:
     """Now, in UTC, truncated to whole milliseconds (what the stores can hold)."""
     now = datetime.now(UTC)
     return now.replace(microsecond=(now.microsecond // 1000) * 1000)
+
+
+_record_lock = threading.Lock()
+_last_record_ms = 0
+
+
+def record_ms() -> int:
+    """Record time of a write: ``utcnow`` in epoch ms, strictly increasing within the process.
+
+    Two writes in the same millisecond must stay ordered: forget rebuilds a timeline by
+    replaying the claims in record-time order (``graphmem._replay``).
+    """
+    global _last_record_ms
+    with _record_lock:
+        _last_record_ms = max(to_ms(utcnow()), _last_record_ms + 1)
+        return _last_record_ms
+
+
+def now_ms() -> int:
+    """"Now" for a read: never before a record time this process has issued, so a fact written
+    a moment ago (``record_ms`` may run a millisecond ahead of the clock) is already visible."""
+    with _record_lock:
+        return max(to_ms(utcnow()), _last_record_ms)
 
 
 def require_aware(value: datetime | None, argument: str) -> datetime | None:

@@ -51,7 +51,7 @@ BATCH_MAX = 256
 BATCH_SECONDS = 0.5
 EXIT_INVALID = 2
 EXIT_INTERRUPTED = 130
-_EXPORT_TYPES = ("episode", "entity", "fact", "provenance", "link", "mention")
+_EXPORT_TYPES = ("episode", "entity", "fact", "provenance", "ending", "link", "mention")
 _META = "meta"
 
 

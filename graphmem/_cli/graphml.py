@@ -173,9 +173,9 @@ def to_graphml(rows: Iterable[dict[str, Any]]) -> tuple[ET.Element, dict[str, in
             edges.append((row["subject_id"], row["id"], "SUBJECT_OF", {}))
             if row.get("object_id"):
                 edges.append((row["id"], row["object_id"], "OBJECT", {}))
-        elif kind == "provenance":
-            edges.append((row["fact_id"], row["episode_id"], "FROM_EPISODE",
-                          {"span": row.get("span")}))
+        elif kind in ("provenance", "ending"):
+            label = "FROM_EPISODE" if kind == "provenance" else "ENDED_BY"
+            edges.append((row["fact_id"], row["episode_id"], label, {"span": row.get("span")}))
         elif kind == "link":
             edges.append((row["src"], row["dst"], str(row["kind"]), {
                 "reason": row.get("reason"),

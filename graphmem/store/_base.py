@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from .._filters import Condition
 from .._models import EntityRecord, EpisodeRecord, FactRecord
 from .._time import from_ms
 
@@ -24,6 +25,7 @@ __all__ = [
     "GraphStore",
     "LinkRow",
     "MigrationInfo",
+    "ProvenanceRow",
     "StoreReader",
     "TimeView",
     "Timeline",
@@ -97,6 +99,19 @@ class LinkRow:
     decided_at: int
 
 
+@dataclass(frozen=True)
+class ProvenanceRow:
+    """An episode's link to a fact: FROM_EPISODE (it supports the fact) or ENDED_BY (its
+    negation ended the fact). ``claim`` is what the episode said, as ``_claims.StatedClaim``
+    JSON, so that forgetting the episode can rebuild the timeline without it; ``None`` on rows
+    written before claims were recorded (a claim is then derived from the fact)."""
+
+    fact_id: str
+    episode_id: str
+    span: str | None = None
+    claim: str | None = None
+
+
 @dataclass
 class FactUpdate:
     """New values for a stored fact's mutable fields (all of them are written)."""
@@ -108,6 +123,18 @@ class FactUpdate:
     ended_at: int | None
     end_reason: str | None
     confidence: float
+
+    @classmethod
+    def of(cls, fact: FactRow, ended_at: int | None, end_reason: str | None) -> FactUpdate:
+        return cls(
+            id=fact.id,
+            valid_from=fact.valid_from,
+            valid_to=fact.valid_to,
+            expired_at=fact.expired_at,
+            ended_at=ended_at,
+            end_reason=end_reason,
+            confidence=fact.confidence,
+        )
 
 
 @dataclass
@@ -128,7 +155,11 @@ class WritePlan:
     entity_aliases: dict[str, list[str]] = field(default_factory=dict)  # entity id -> all aliases
     facts_new: list[FactRow] = field(default_factory=list)
     facts_update: list[FactUpdate] = field(default_factory=list)
-    provenance: list[tuple[str, str, str | None]] = field(default_factory=list)  # fact, ep, span
+    provenance: list[ProvenanceRow] = field(default_factory=list)  # FROM_EPISODE
+    endings: list[ProvenanceRow] = field(default_factory=list)  # ENDED_BY (negations)
+    # Facts whose provenance and endings are replaced: their rows are deleted before the rows
+    # above are inserted (a timeline rebuilt after a forget, a fact split in two).
+    claims_reset: list[str] = field(default_factory=list)
     links_add: list[LinkRow] = field(default_factory=list)
     links_remove: list[tuple[str, str, str]] = field(default_factory=list)  # kind, src, dst
     mentions: list[tuple[str, str]] = field(default_factory=list)  # episode id, entity id
@@ -167,13 +198,31 @@ class StoreReader(Protocol):
         ...
 
     def timelines(
-        self, group_id: str, pairs: Sequence[tuple[str, str]]
-    ) -> dict[tuple[str, str], Timeline]: ...
+        self,
+        group_id: str,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        include_expired: bool = False,
+    ) -> dict[tuple[str, str], Timeline]:
+        """The facts of each (subject, predicate), oldest first, and the links touching them;
+        unexpired facts only unless ``include_expired`` (a rebuild needs what corrections
+        expired)."""
+        ...
 
     def facts_by_ids(self, fact_ids: Sequence[str]) -> list[FactRow]: ...
 
+    def fact_claims(
+        self, fact_ids: Sequence[str]
+    ) -> tuple[list[ProvenanceRow], list[ProvenanceRow]]:
+        """The provenance rows and the ending rows of these facts, in the order written."""
+        ...
+
     def episode_fact_ids(self, episode_ids: Sequence[str]) -> dict[str, int]:
         """For each fact supported by these episodes: its number of supporting episodes."""
+        ...
+
+    def episode_ended_fact_ids(self, episode_ids: Sequence[str]) -> list[str]:
+        """Facts that a negation in these episodes ended (ENDED_BY)."""
         ...
 
     def entity_fact_ids(self, entity_id: str) -> list[str]:
@@ -296,9 +345,22 @@ class GraphStore(Protocol):
         ...
 
     def facts_with_values(
-        self, group_id: str, predicates: Sequence[str], view: TimeView
+        self,
+        group_id: str,
+        predicates: Sequence[str],
+        view: TimeView,
+        subject_ids: Sequence[str] | None = None,
     ) -> dict[str, dict[str, Any]]:
-        """For the filter language: subject id -> {predicate: value} of valid literal facts."""
+        """For the filter language: subject id -> {predicate: values} of valid literal facts (of
+        ``subject_ids`` only, when given)."""
+        ...
+
+    def filter_candidates(
+        self, group_id: str, conditions: Sequence[Condition], view: TimeView, limit: int
+    ) -> list[str]:
+        """The first ``limit`` of the subjects that may pass ``conditions``, newest first (by
+        their latest valid fact matching ``_filters.driving``); never leaves out one that passes,
+        may keep one that does not (``_filters.matches`` decides)."""
         ...
 
     def stats(self, group_id: str | None) -> dict[str, Any]: ...

@@ -1,7 +1,9 @@
 """The JSONL export format, shared by every store so that their exports are identical.
 
-One record per line, with a ``type``: episode, entity, fact, provenance, link, mention. Times are
-ISO-8601 UTC with milliseconds; embeddings are base64 of little-endian float32.
+One record per line, with a ``type``: episode, entity, fact, provenance, ending (a negation's
+ENDED_BY), link, mention. Times are ISO-8601 UTC with milliseconds; embeddings are base64 of
+little-endian float32. Provenance and ending records carry the episode's ``claim`` (see
+``graphmem._claims``; times in it are epoch milliseconds, as stored).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import InputError
 from .._time import from_ms, parse_datetime, to_ms
-from ._base import EntityRow, EpisodeRow, FactRow, LinkRow, Vector, WritePlan
+from ._base import EntityRow, EpisodeRow, FactRow, LinkRow, ProvenanceRow, Vector, WritePlan
 
 __all__ = [
     "entity_export",
@@ -24,6 +27,7 @@ __all__ = [
     "iso",
     "link_export",
     "plan_from_export",
+    "provenance_export",
 ]
 
 
@@ -137,6 +141,28 @@ def episode_from_export(r: dict[str, Any]) -> EpisodeRow:
     )
 
 
+def provenance_export(kind: str, row: ProvenanceRow) -> dict[str, Any]:
+    """A provenance (FROM_EPISODE) or ending (ENDED_BY) record."""
+    return {
+        "type": kind,
+        "fact_id": row.fact_id,
+        "episode_id": row.episode_id,
+        "span": row.span,
+        "claim": None if row.claim is None else json.loads(row.claim),
+    }
+
+
+def _provenance_from_export(r: dict[str, Any]) -> ProvenanceRow:
+    from .._claims import StatedClaim  # the claims module imports the store's rows
+
+    claim = r.get("claim")
+    if claim is not None:
+        claim = StatedClaim.from_dict(claim).to_json()
+    elif r["type"] == "ending":
+        raise InputError("ending: claim: missing (a negation needs its time)")
+    return ProvenanceRow(r["fact_id"], r["episode_id"], r.get("span"), claim)
+
+
 def plan_from_export(rows: Sequence[dict[str, Any]]) -> WritePlan:
     """The entities, facts, links, provenance and mentions of an export, as one plan."""
     plan = WritePlan()
@@ -180,7 +206,9 @@ def plan_from_export(rows: Sequence[dict[str, Any]]) -> WritePlan:
                 )
             )
         elif kind == "provenance":
-            plan.provenance.append((r["fact_id"], r["episode_id"], r.get("span")))
+            plan.provenance.append(_provenance_from_export(r))
+        elif kind == "ending":
+            plan.endings.append(_provenance_from_export(r))
         elif kind == "link":
             plan.links_add.append(
                 LinkRow(

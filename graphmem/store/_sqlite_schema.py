@@ -142,4 +142,19 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         END;
         """,
     ),
+    (
+        3,
+        "claims on provenance, negations as fact_endings (timelines rebuilt on forget)",
+        """
+        ALTER TABLE fact_episodes ADD COLUMN claim TEXT;
+        CREATE TABLE fact_endings (
+            fact_id TEXT NOT NULL,
+            episode_id TEXT NOT NULL,
+            span TEXT,
+            claim TEXT,
+            PRIMARY KEY (fact_id, episode_id)
+        );
+        CREATE INDEX fact_endings_episode ON fact_endings (episode_id);
+        """,
+    ),
 ]

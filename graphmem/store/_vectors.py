@@ -37,31 +37,48 @@ def top_k(matrix: Vector, query: Vector, n: int) -> list[tuple[int, float]]:
 
 @dataclass
 class VectorMatrix:
-    """Rows appended in rowid order; rebuilt whole when rows are deleted."""
+    """Rows appended in rowid order into one preallocated float32 buffer; rebuilt whole when
+    rows are deleted.
+
+    ``reserve`` before a large load makes the buffer the only copy of the vectors: the rows
+    arrive in batches and are written in place, so loading 1M × 384 vectors peaks at about the
+    matrix's own size instead of the fetched rows, their joined bytes and a stacked copy at once.
+    Appends beyond the capacity grow it by a quarter (a copy, not a doubling of memory).
+    """
 
     dim: int
     ids: list[str] = field(default_factory=list)
     high_rowid: int = 0
     epoch: str = ""
     seen: tuple[int, int] = (-1, -1)
-    _chunks: list[Vector] = field(default_factory=list)
-    _matrix: Vector | None = None
+    _buffer: Vector | None = None
+    _rows: int = 0
+
+    def reserve(self, extra: int) -> None:
+        """Room for ``extra`` more rows."""
+        need = self._rows + extra
+        capacity = 0 if self._buffer is None else self._buffer.shape[0]
+        if need <= capacity:
+            return
+        grown = np.empty((max(need, capacity + capacity // 4, 1024), self.dim), dtype=np.float32)
+        if self._buffer is not None and self._rows:
+            grown[: self._rows] = self._buffer[: self._rows]
+        self._buffer = grown
 
     def append(self, rows: list[tuple[int, str, bytes]]) -> None:
         if not rows:
             return
-        block = np.frombuffer(b"".join(blob for _, _, blob in rows), dtype=np.float32)
-        block = block.reshape(len(rows), self.dim)
-        self._chunks.append(block)
+        self.reserve(len(rows))
+        assert self._buffer is not None
+        target = self._buffer[self._rows : self._rows + len(rows)]
+        for i, (_, _, blob) in enumerate(rows):
+            target[i] = np.frombuffer(blob, dtype=np.float32)
+        self._rows += len(rows)
         self.ids.extend(fact_id for _, fact_id, _ in rows)
         self.high_rowid = max(self.high_rowid, rows[-1][0])
-        self._matrix = None
 
     def matrix(self) -> Vector:
-        if self._matrix is None:
-            if not self._chunks:
-                self._matrix = np.zeros((0, self.dim), dtype=np.float32)
-            else:
-                self._matrix = np.ascontiguousarray(np.vstack(self._chunks))
-                self._chunks = [self._matrix]
-        return self._matrix
+        """The rows so far (a view: later appends write past its end, never into it)."""
+        if self._buffer is None:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._buffer[: self._rows]

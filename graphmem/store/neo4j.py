@@ -9,7 +9,8 @@ fallback.
 
 Data model (DESIGN.md §2, the same rows as the SQLite store): ``(:Episode)``, ``(:Entity)``, reified
 ``(:Fact)`` nodes with ``(Entity)-[:SUBJECT_OF]->(Fact)``, ``(Fact)-[:OBJECT]->(Entity)``,
-``(Fact)-[:FROM_EPISODE {span}]->(Episode)``, ``(Fact)-[:SUPERSEDES|CONTRADICTS {reason,
+``(Fact)-[:FROM_EPISODE {span, claim}]->(Episode)``, ``(Fact)-[:ENDED_BY {span, claim}]->(Episode)``
+(a negation), ``(Fact)-[:SUPERSEDES|CONTRADICTS {reason,
 decided_by, decided_at}]->(Fact)``, ``(Episode)-[:MENTIONS]->(Entity)``; ``(:EntityAlias {group_id,
 key, entity_id})`` rows for alias lookups (SQLite's ``entity_aliases`` table: list membership is
 not index-backed in Cypher), ``(:AuditRecord)``, ``(:GraphmemMeta {key, value})``,
@@ -30,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -50,6 +52,7 @@ from neo4j.exceptions import (
 )
 
 from .._errors import ConfigError, SchemaError, StoreError
+from .._filters import Condition, driving, equal_texts, finite_number, value_texts, widen
 from .._ids import entity_key, make_id
 from .._models import EntityRecord, EpisodeRecord, FactRecord
 from .._time import from_ms, to_ms, utcnow
@@ -59,6 +62,7 @@ from ._base import (
     FactRow,
     LinkRow,
     MigrationInfo,
+    ProvenanceRow,
     StoreReader,
     Timeline,
     TimeView,
@@ -75,6 +79,7 @@ from ._export import (
     fact_export,
     link_export,
     plan_from_export,
+    provenance_export,
 )
 from ._neo4j_browser import browser_instructions
 from ._neo4j_dialect import Dialect, select_dialect
@@ -100,6 +105,7 @@ _FULLTEXT_MIGRATION = "schema/003_fulltext_indexes"
 
 _CHUNK = 1000  # ids per UNWIND batch on reads
 _MAX_CANDIDATES = 10_000  # most index hits fetched to find n within one group
+_CONSTRAINT_RETRIES = 5  # re-runs of a write that lost a race to a unique key (see _write_tx)
 _LINK_QUERIES = {"SUPERSEDES": "facts/supersedes_add", "CONTRADICTS": "facts/contradicts_add"}
 _LUCENE_SPECIAL = set('+-&|!(){}[]^"~*?:\\/')
 
@@ -268,6 +274,43 @@ def _view_params(view: TimeView | None) -> dict[str, int | None]:
     if view is None:
         return {"at": None, "known": None}
     return {"at": int(view.at), "known": int(view.known)}
+
+
+def _cypher_condition(cond: Condition) -> dict[str, Any]:
+    """A filter condition as the parameters of ``facts/filter_candidates``: a test on the stored
+    JSON text that accepts every value ``_filters.matches`` accepts (and may accept a few more:
+    a number within SLACK, any string for a string range)."""
+    texts: list[str] = []
+    ranges: list[list[float | None]] = []
+    exclude: list[str] = []  # texts of the bound of a strict range: fail for sure
+    numbers = strings = False
+    if cond.op in ("$eq", "$in"):
+        for operand in cond.operand if cond.op == "$in" else (cond.operand,):
+            if isinstance(operand, bool | str):
+                found = value_texts(operand)
+                texts += found
+                strings = strings or not found  # a string the server cannot take
+            elif (number := finite_number(operand)) is not None:
+                ranges.append(list(widen(number)))
+            else:
+                numbers = True
+    elif isinstance(cond.operand, str):
+        strings = True  # string order: matches() decides
+    elif (number := finite_number(cond.operand)) is not None:
+        lo, hi = widen(number)
+        ranges.append([None, hi] if cond.op in ("$lt", "$lte") else [lo, None])
+        if cond.op in ("$lt", "$gt"):
+            exclude = equal_texts(cond.operand)
+    else:
+        numbers = True
+    return {
+        "path": cond.path,
+        "texts": texts,
+        "ranges": ranges,
+        "exclude": exclude,
+        "numbers": numbers,
+        "strings": strings,
+    }
 
 
 # ---------------------------------------------------------------------- the store
@@ -446,18 +489,34 @@ class Neo4jStore:
             raise self._error(what, exc) from exc
 
     def _write_tx(self, fn: Callable[[ManagedTransaction], T], what: str) -> T:
-        """One managed write transaction, serialised with the other writers (lock node)."""
+        """One managed write transaction, serialised with the other writers (lock node).
+
+        A server that locks optimistically (ArcadeDB) lets two writers run at once and fails
+        the second at commit: a retryable conflict, which the driver re-runs, except when both
+        created the same unique key (one episode, one new entity), which it reports as a
+        ``ConstraintError``. That is the same lost race, so it is re-run too (the units of work
+        are pure and see the other writer's rows on the next run), a few times: a constraint
+        error that persists is real and raised.
+        """
 
         def locked(tx: ManagedTransaction) -> T:
             _run(tx, "meta/lock", at=to_ms(utcnow()))
             return fn(tx)
 
+        deadline = time.monotonic() + self.max_retry_time
         with self._lock:
-            try:
-                with self._session() as session:
-                    return session.execute_write(locked)
-            except (DriverError, Neo4jError) as exc:
-                raise self._error(what, exc) from exc
+            for attempt in range(_CONSTRAINT_RETRIES + 1):
+                try:
+                    with self._session() as session:
+                        return session.execute_write(locked)
+                except ConstraintError as exc:
+                    pause = 0.05 * 2**attempt * (0.5 + random.random())
+                    if attempt == _CONSTRAINT_RETRIES or time.monotonic() + pause > deadline:
+                        raise self._error(what, exc) from exc
+                    time.sleep(pause)
+                except (DriverError, Neo4jError) as exc:
+                    raise self._error(what, exc) from exc
+        raise AssertionError("unreachable")
 
     def _schema(self, name: str, params: dict[str, Any]) -> None:
         """Each statement of a schema file in its own transaction (DDL cannot share one)."""
@@ -755,16 +814,28 @@ class Neo4jStore:
                     for u in plan.facts_update
                 ],
             )
-        if plan.provenance:
-            base = self._seq(len(plan.provenance))
-            _run(
-                tx,
-                "facts/provenance_add",
-                rows=[
-                    {"fact_id": fid, "episode_id": eid, "span": span, "seq": base + i}
-                    for i, (fid, eid, span) in enumerate(plan.provenance)
-                ],
-            )
+        for chunk in _chunks(plan.claims_reset):
+            _run(tx, "facts/claims_reset", ids=list(chunk))
+        for name, prov_rows in (
+            ("facts/provenance_add", plan.provenance),
+            ("facts/endings_add", plan.endings),
+        ):
+            if prov_rows:
+                base = self._seq(len(prov_rows))
+                _run(
+                    tx,
+                    name,
+                    rows=[
+                        {
+                            "fact_id": r.fact_id,
+                            "episode_id": r.episode_id,
+                            "span": r.span,
+                            "claim": r.claim,
+                            "seq": base + i,
+                        }
+                        for i, r in enumerate(prov_rows)
+                    ],
+                )
         if plan.links_remove:
             _run(
                 tx,
@@ -1006,18 +1077,47 @@ class Neo4jStore:
         return [_fact_record(row, view) for row in rows]
 
     def facts_with_values(
-        self, group_id: str, predicates: Sequence[str], view: TimeView
+        self,
+        group_id: str,
+        predicates: Sequence[str],
+        view: TimeView,
+        subject_ids: Sequence[str] | None = None,
     ) -> dict[str, dict[str, Any]]:
-        if not predicates:
+        if not predicates or (subject_ids is not None and not subject_ids):
             return {}
-        rows = self._read(
-            "facts/values", group_id=group_id, predicates=list(predicates), **_view_params(view)
-        )
+        params = {"group_id": group_id, "predicates": list(predicates), **_view_params(view)}
+        if subject_ids is None:
+            rows = self._read("facts/values", **params)
+        else:
+            unique = list(dict.fromkeys(subject_ids))
+            rows = self._read("facts/values_of", subject_ids=unique, **params)
         out: dict[str, dict[str, Any]] = {}
         for r in rows:
             values = out.setdefault(r["subject_id"], {}).setdefault(r["predicate"], [])
             values.append(json.loads(r["value_json"]))
         return out
+
+    def filter_candidates(
+        self, group_id: str, conditions: Sequence[Condition], view: TimeView, limit: int
+    ) -> list[str]:
+        if limit <= 0 or not conditions:
+            return []
+        drive = driving(conditions)
+        rows = self._read(
+            "facts/filter_candidates",
+            group_id=group_id,
+            paths=sorted({c.path for c in conditions}) if drive is None else [drive.path],
+            drive=None if drive is None else _cypher_condition(drive),
+            present=[_cypher_condition(c) for c in conditions if c.op != "$ne" and c is not drive],
+            absent=[
+                {"path": c.path, "texts": texts}
+                for c in conditions
+                if c.op == "$ne" and (texts := equal_texts(c.operand))
+            ],
+            limit=int(limit),
+            **_view_params(view),
+        )
+        return [str(r["subject_id"]) for r in rows]
 
     # ------------------------------------------------------------------ stats, export, import
     def stats(self, group_id: str | None) -> dict[str, Any]:
@@ -1063,13 +1163,11 @@ class Neo4jStore:
             yield entity_export(_entity_row(r["e"]))
         for r in self._stream("export/facts", group_id=group_id):
             yield fact_export(_fact_row(r["f"]))
-        for r in self._stream("export/provenance", group_id=group_id):
-            yield {
-                "type": "provenance",
-                "fact_id": r["fact_id"],
-                "episode_id": r["episode_id"],
-                "span": r["span"],
-            }
+        for name, kind in (("export/provenance", "provenance"), ("export/endings", "ending")):
+            for r in self._stream(name, group_id=group_id):
+                yield provenance_export(
+                    kind, ProvenanceRow(r["fact_id"], r["episode_id"], r["span"], r["claim"])
+                )
         for r in self._stream("export/links", group_id=group_id):
             yield link_export(_link(r))
         for r in self._stream("export/mentions", group_id=group_id):
@@ -1220,7 +1318,11 @@ class _Reader:
         return sorted(ordered, key=lambda e: e.created_at)
 
     def timelines(
-        self, group_id: str, pairs: Sequence[tuple[str, str]]
+        self,
+        group_id: str,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        include_expired: bool = False,
     ) -> dict[tuple[str, str], Timeline]:
         result: dict[tuple[str, str], Timeline] = {pair: Timeline() for pair in pairs}
         unique = list(dict.fromkeys(pairs))
@@ -1232,6 +1334,7 @@ class _Reader:
                 self.tx,
                 "facts/timelines",
                 group_id=group_id,
+                include_expired=include_expired,
                 pairs=[{"subject_id": s, "predicate": p} for s, p in chunk],
             )
             for r in rows:
@@ -1256,6 +1359,26 @@ class _Reader:
         for chunk in _chunks(list(fact_ids)):
             out.extend(_fact_row(r["f"]) for r in _run(self.tx, "facts/by_ids", ids=list(chunk)))
         return out
+
+    def fact_claims(
+        self, fact_ids: Sequence[str]
+    ) -> tuple[list[ProvenanceRow], list[ProvenanceRow]]:
+        provenance: list[ProvenanceRow] = []
+        endings: list[ProvenanceRow] = []
+        for chunk in _chunks(list(fact_ids)):
+            for r in _run(self.tx, "facts/claims", ids=list(chunk)):
+                row = ProvenanceRow(
+                    str(r["fact_id"]), str(r["episode_id"]), r["span"], r["claim"]
+                )
+                (provenance if r["kind"] == "FROM_EPISODE" else endings).append(row)
+        return provenance, endings
+
+    def episode_ended_fact_ids(self, episode_ids: Sequence[str]) -> list[str]:
+        return [
+            str(r["id"])
+            for chunk in _chunks(list(episode_ids))
+            for r in _run(self.tx, "episodes/ended_fact_ids", ids=list(chunk))
+        ]
 
     def episode_fact_ids(self, episode_ids: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import SchemaError, StoreError
+from .._filters import Condition, driving, equal_texts, finite_number, plain_text, widen
 from .._ids import make_id
 from .._models import EntityRecord, EpisodeRecord, FactRecord
 from .._time import from_ms, to_ms, utcnow
@@ -23,6 +24,7 @@ from ._base import (
     FactRow,
     LinkRow,
     MigrationInfo,
+    ProvenanceRow,
     StoreReader,
     Timeline,
     TimeView,
@@ -38,6 +40,7 @@ from ._export import (
     fact_export,
     link_export,
     plan_from_export,
+    provenance_export,
 )
 from ._sqlite_schema import MIGRATIONS
 from ._vectors import VectorMatrix, from_blob, to_blob
@@ -117,6 +120,78 @@ def fts_words(text: str) -> list[str]:
     if not words:
         words = _WORD.findall(text.lower())
     return list(dict.fromkeys(words))[:32]
+
+
+# The recall filter in SQL (filter_candidates): the same view for a second alias, and a value
+# test that is true for every value matches() would accept and may be true for a few more.
+_VIEW_SQL_X = _VIEW_SQL.replace("f.", "x.")
+_NUMBER_SQL = "json_type({j}) IN ('integer', 'real')"
+_TEXT_SQL = "json_type({j}) = 'text'"
+_CMP_SQL = {"$lt": "<", "$lte": "<=", "$gt": ">", "$gte": ">="}
+
+
+def _bind(params: dict[str, Any], key: str, values: Sequence[Any]) -> str:
+    """Parameters ``:key_0, :key_1, ...`` for values: values never go into the SQL text."""
+    for i, value in enumerate(values):
+        params[f"{key}_{i}"] = value
+    return ", ".join(f":{key}_{i}" for i in range(len(values)))
+
+
+def _maybe_sql(alias: str, cond: Condition, key: str, params: dict[str, Any]) -> str:
+    """True when ``alias.value_json`` (not null) may match ``cond``: false only where matches()
+    is. JSON that SQLite 3.40 rejects (NaN, Infinity) may match; so may a string with a
+    backslash escape (json_extract stops at \\u0000), and a number within SLACK of a bound."""
+    j = f"{alias}.value_json"
+    value = f"json_extract({j}, '$')"
+    number, text = _NUMBER_SQL.format(j=j), _TEXT_SQL.format(j=j)
+    escaped = f"instr({j}, '\\') > 0"
+    terms: list[str] = []
+    if cond.op in ("$eq", "$in"):
+        operands = cond.operand if cond.op == "$in" else (cond.operand,)
+        bools = sorted({"true" if o else "false" for o in operands if isinstance(o, bool)})
+        if bools:
+            terms.append(f"json_type({j}) IN ({_bind(params, key + 'b', bools)})")
+        strings = [o for o in operands if isinstance(o, str)]
+        plain = [t for t in (plain_text(o) for o in strings) if t is not None]
+        if len(plain) < len(strings):
+            terms.append(text)  # a string SQLite cannot take: any string may match
+        elif plain:
+            terms.append(
+                f"({text} AND ({value} IN ({_bind(params, key + 's', plain)}) OR {escaped}))"
+            )
+        numbers = [o for o in operands if not isinstance(o, bool | str)]
+        finite = [n for n in (finite_number(o) for o in numbers) if n is not None]
+        if len(finite) < len(numbers):
+            terms.append(number)  # NaN, an infinity, a huge int: any number may match
+        elif finite:
+            spans = []
+            for i, n in enumerate(finite):
+                lo, hi = widen(n)
+                params[f"{key}lo{i}"], params[f"{key}hi{i}"] = lo, hi
+                spans.append(f"{value} BETWEEN :{key}lo{i} AND :{key}hi{i}")
+            terms.append(f"({number} AND ({' OR '.join(spans)}))")
+    else:
+        cmp = _CMP_SQL[cond.op]
+        if isinstance(cond.operand, str):
+            plain_operand = plain_text(cond.operand)
+            if plain_operand is None:
+                terms.append(text)
+            else:
+                params[key] = plain_operand
+                terms.append(f"({text} AND ({value} {cmp} :{key} OR {escaped}))")
+        else:
+            bound = finite_number(cond.operand)
+            if bound is None:
+                terms.append(number)
+            else:
+                lo, hi = widen(bound)
+                params[key] = hi if cmp[0] == "<" else lo
+                test = f"{number} AND {value} {cmp[0]}= :{key}"
+                if cmp in ("<", ">"):  # a value stored as the bound itself fails for sure
+                    equal = _bind(params, key + "eq", equal_texts(cond.operand))
+                    test += f" AND {j} NOT IN ({equal})"
+                terms.append(f"({test})")
+    return f"(CASE WHEN json_valid({j}) THEN {' OR '.join(terms) or '0'} ELSE 1 END)"
 
 
 class SQLiteStore:
@@ -406,10 +481,12 @@ class SQLiteStore:
             conn.execute(f"DELETE FROM fact_links WHERE src IN ({marks})", chunk)
             conn.execute(f"DELETE FROM fact_links WHERE dst IN ({marks})", chunk)
             conn.execute(f"DELETE FROM fact_episodes WHERE fact_id IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM fact_endings WHERE fact_id IN ({marks})", chunk)
             conn.execute(f"DELETE FROM facts WHERE id IN ({marks})", chunk)
         for chunk in _chunks(plan.delete_episode_ids):
             marks = _marks(len(chunk))
             conn.execute(f"DELETE FROM fact_episodes WHERE episode_id IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM fact_endings WHERE episode_id IN ({marks})", chunk)
             conn.execute(f"DELETE FROM mentions WHERE episode_id IN ({marks})", chunk)
             conn.execute(f"DELETE FROM episodes WHERE id IN ({marks})", chunk)
         for chunk in _chunks(plan.delete_entity_ids):
@@ -499,8 +576,22 @@ class SQLiteStore:
                     for u in plan.facts_update
                 ],
             )
+        for chunk in _chunks(plan.claims_reset):
+            marks = _marks(len(chunk))
+            conn.execute(f"DELETE FROM fact_episodes WHERE fact_id IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM fact_endings WHERE fact_id IN ({marks})", chunk)
         if plan.provenance:
-            conn.executemany("INSERT OR IGNORE INTO fact_episodes VALUES (?,?,?)", plan.provenance)
+            conn.executemany(
+                "INSERT OR IGNORE INTO fact_episodes (fact_id, episode_id, span, claim) "
+                "VALUES (?,?,?,?)",
+                [(r.fact_id, r.episode_id, r.span, r.claim) for r in plan.provenance],
+            )
+        if plan.endings:
+            conn.executemany(
+                "INSERT OR IGNORE INTO fact_endings (fact_id, episode_id, span, claim) "
+                "VALUES (?,?,?,?)",
+                [(r.fact_id, r.episode_id, r.span, r.claim) for r in plan.endings],
+            )
         if plan.links_remove:
             conn.executemany(
                 "DELETE FROM fact_links WHERE kind = ? AND src = ? AND dst = ?", plan.links_remove
@@ -575,17 +666,26 @@ class SQLiteStore:
         seen = (self._data_version, self._write_count)
         if cache.seen == seen:
             return cache  # nothing committed since the last look
-        # New rows only: a rowid range scan, the group filtered here (cheap for appends).
-        rows = self._execute(
+        # New rows only: a rowid range scan, the group filtered here (cheap for appends). Read
+        # in batches into a buffer sized first, so a first load of 1M vectors does not hold
+        # every fetched row at once.
+        start = cache.high_rowid
+        (count,) = self._execute(
+            f"SELECT count(*) FROM {table} WHERE rowid > ? AND group_id = ? "
+            "AND embedding IS NOT NULL",
+            (start, group_id),
+        ).fetchone()
+        cache.reserve(int(count))
+        cursor = self._execute(
             f"SELECT rowid, id, embedding, group_id FROM {table} WHERE rowid > ? ORDER BY rowid",
-            (cache.high_rowid,),
-        ).fetchall()
-        cache.append(
-            [(r[0], r[1], r[2]) for r in rows
-             if r[3] == group_id and r[2] is not None and len(r[2]) == dim * 4]
+            (start,),
         )
-        if rows:
-            cache.high_rowid = max(cache.high_rowid, rows[-1][0])
+        while batch := cursor.fetchmany(20_000):
+            cache.append(
+                [(r[0], r[1], r[2]) for r in batch
+                 if r[3] == group_id and r[2] is not None and len(r[2]) == dim * 4]
+            )
+            cache.high_rowid = max(cache.high_rowid, batch[-1][0])
         cache.seen = seen
         return cache
 
@@ -961,22 +1061,72 @@ class SQLiteStore:
         return [_fact_record(row, view) for row in self._all(sql, params)]
 
     def facts_with_values(
-        self, group_id: str, predicates: Sequence[str], view: TimeView
+        self,
+        group_id: str,
+        predicates: Sequence[str],
+        view: TimeView,
+        subject_ids: Sequence[str] | None = None,
     ) -> dict[str, dict[str, Any]]:
-        if not predicates:
+        if not predicates or (subject_ids is not None and not subject_ids):
             return {}
         names = {f"p{i}": v for i, v in enumerate(predicates)}
-        rows = self._all(
+        sql = (
             f"SELECT f.subject_id, f.predicate, f.value_json FROM facts f WHERE f.group_id = :g "
             f"AND f.predicate IN ({','.join(':' + k for k in names)}) "
-            f"AND f.value_json IS NOT NULL AND {_VIEW_SQL}",
-            {"g": group_id, "at": view.at, "known": view.known, **names},
+            f"AND f.value_json IS NOT NULL AND {_VIEW_SQL}"
         )
+        params = {"g": group_id, "at": view.at, "known": view.known, **names}
+        if subject_ids is None:
+            rows = self._all(sql, params)
+        else:  # (group_id, subject_id, predicate) index: a few rows per subject
+            rows = []
+            unique = list(dict.fromkeys(subject_ids))
+            for chunk in _chunks(unique, max(_MAX_VARS - len(names), 1)):
+                ids = {f"s{i}": v for i, v in enumerate(chunk)}
+                marks = ",".join(":" + k for k in ids)
+                rows += self._all(f"{sql} AND f.subject_id IN ({marks})", params | ids)
         out: dict[str, dict[str, Any]] = {}
         for subject_id, predicate, raw in rows:
             values = out.setdefault(subject_id, {}).setdefault(predicate, [])
             values.append(json.loads(raw))
         return out
+
+    def filter_candidates(
+        self, group_id: str, conditions: Sequence[Condition], view: TimeView, limit: int
+    ) -> list[str]:
+        """All conditions in one query: a scan of the driving condition's predicate, newest
+        first, that stops at ``limit`` subjects; the others as EXISTS on the subject's timeline
+        index. ``$ne`` drops a subject only when an equal value is stored as its exact text."""
+        if limit <= 0 or not conditions:
+            return []
+        params: dict[str, Any] = {"g": group_id, "at": view.at, "known": view.known, "lim": limit}
+        drive = driving(conditions)
+        where: list[str] = []
+        for i, cond in enumerate(conditions):
+            if cond is drive:
+                continue
+            params[f"p{i}"] = cond.path
+            inner = (
+                "SELECT 1 FROM facts x WHERE x.group_id = :g AND x.subject_id = f.subject_id "
+                f"AND x.predicate = :p{i} AND {_VIEW_SQL_X} AND "
+            )
+            if cond.op != "$ne":
+                test = _maybe_sql("x", cond, f"c{i}", params)
+                where.append(f"EXISTS ({inner}x.value_json IS NOT NULL AND {test})")
+            elif texts := equal_texts(cond.operand):
+                equal = _bind(params, f"c{i}", texts)
+                where.append(f"NOT EXISTS ({inner}x.value_json IN ({equal}))")
+        if drive is None:  # only $ne: subjects with any value of the paths
+            paths = _bind(params, "d", sorted({c.path for c in conditions}))
+            head = f"SELECT f.subject_id FROM facts f WHERE f.predicate IN ({paths})"
+            tail = "GROUP BY f.subject_id ORDER BY max(f.rowid) DESC LIMIT :lim"
+        else:
+            params["d"] = drive.path
+            head = "SELECT DISTINCT f.subject_id FROM facts f WHERE f.predicate = :d"
+            where.append(_maybe_sql("f", drive, "dv", params))
+            tail = "ORDER BY f.rowid DESC LIMIT :lim"
+        sql = " AND ".join([head, "f.group_id = :g", "f.value_json IS NOT NULL", _VIEW_SQL, *where])
+        return [str(row[0]) for row in self._all(f"{sql} {tail}", params)]
 
     # ------------------------------------------------------------------ stats, export, import
     def stats(self, group_id: str | None) -> dict[str, Any]:
@@ -1032,6 +1182,7 @@ class SQLiteStore:
             "entity_aliases",
             "facts",
             "fact_episodes",
+            "fact_endings",
             "fact_links",
             "mentions",
         ):
@@ -1055,10 +1206,13 @@ class SQLiteStore:
             yield fact_export(_fact_row(row))
         join = "JOIN facts f ON f.id = x.fact_id" if group_id is not None else ""
         fwhere = "WHERE f.group_id = ?" if group_id is not None else ""
-        for row in self._all(
-            f"SELECT x.* FROM fact_episodes x {join} {fwhere} ORDER BY x.rowid", params
-        ):
-            yield {"type": "provenance", "fact_id": row[0], "episode_id": row[1], "span": row[2]}
+        for table, kind in (("fact_episodes", "provenance"), ("fact_endings", "ending")):
+            for row in self._all(
+                f"SELECT x.fact_id, x.episode_id, x.span, x.claim FROM {table} x {join} {fwhere} "
+                "ORDER BY x.rowid",
+                params,
+            ):
+                yield provenance_export(kind, ProvenanceRow(row[0], row[1], row[2], row[3]))
         join = "JOIN facts f ON f.id = x.src" if group_id is not None else ""
         for row in self._all(
             f"SELECT x.* FROM fact_links x {join} {fwhere} ORDER BY x.rowid", params
@@ -1137,15 +1291,19 @@ class _Reader:
         return sorted(out.values(), key=lambda e: e.created_at)
 
     def timelines(
-        self, group_id: str, pairs: Sequence[tuple[str, str]]
+        self,
+        group_id: str,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        include_expired: bool = False,
     ) -> dict[tuple[str, str], Timeline]:
         result: dict[tuple[str, str], Timeline] = {pair: Timeline() for pair in pairs}
         ids: list[str] = []
         for subject_id, predicate in dict.fromkeys(pairs):
             rows = self.conn.execute(
                 "SELECT * FROM facts WHERE group_id = ? AND subject_id = ? AND predicate = ? "
-                "AND expired_at IS NULL ORDER BY valid_from, recorded_at, rowid",
-                (group_id, subject_id, predicate),
+                "AND (? OR expired_at IS NULL) ORDER BY valid_from, recorded_at, rowid",
+                (group_id, subject_id, predicate, include_expired),
             ).fetchall()
             facts = [_fact_row(r) for r in rows]
             result[(subject_id, predicate)].facts = facts
@@ -1172,6 +1330,35 @@ class _Reader:
                 f"SELECT * FROM facts WHERE id IN ({_marks(len(chunk))})", chunk
             ).fetchall()
             out.extend(_fact_row(r) for r in rows)
+        return out
+
+    def fact_claims(
+        self, fact_ids: Sequence[str]
+    ) -> tuple[list[ProvenanceRow], list[ProvenanceRow]]:
+        out: tuple[list[ProvenanceRow], list[ProvenanceRow]] = ([], [])
+        for rows, table in zip(out, ("fact_episodes", "fact_endings"), strict=True):
+            for chunk in _chunks(list(fact_ids)):
+                rows.extend(
+                    ProvenanceRow(r[0], r[1], r[2], r[3])
+                    for r in self.conn.execute(
+                        f"SELECT fact_id, episode_id, span, claim FROM {table} "
+                        f"WHERE fact_id IN ({_marks(len(chunk))}) ORDER BY rowid",
+                        chunk,
+                    )
+                )
+        return out
+
+    def episode_ended_fact_ids(self, episode_ids: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for chunk in _chunks(list(episode_ids)):
+            out.extend(
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT DISTINCT fact_id FROM fact_endings "
+                    f"WHERE episode_id IN ({_marks(len(chunk))})",
+                    chunk,
+                )
+            )
         return out
 
     def episode_fact_ids(self, episode_ids: Sequence[str]) -> dict[str, int]:

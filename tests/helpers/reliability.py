@@ -176,15 +176,19 @@ def canonical(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             r["statement"],
             tuple(sorted(provenance.get(r["id"], []))),
         )
+    # Sorted by repr: two links from one fact compare its valid_to, which is None or a time.
     links = sorted(
-        (
-            r["kind"],
-            facts.get(r["src"], ("?missing", r["src"])),
-            facts.get(r["dst"], ("?missing", r["dst"])),
-            r["reason"],
-        )
-        for r in rows
-        if r["type"] == "link"
+        [
+            (
+                r["kind"],
+                facts.get(r["src"], ("?missing", r["src"])),
+                facts.get(r["dst"], ("?missing", r["dst"])),
+                r["reason"],
+            )
+            for r in rows
+            if r["type"] == "link"
+        ],
+        key=repr,
     )
     episodes = sorted(
         (r["id"], r["group_id"], r["content_hash"], r["status"])
@@ -444,3 +448,21 @@ def audit_actions(path: str | Path) -> list[tuple[str, str, dict[str, Any]]]:
         ]
     finally:
         conn.close()
+
+
+def per_group(mem: Any, group_id: str) -> dict[str, Any]:
+    """A group's canonical graph with the group factored out (episode ids derive from the
+    group: they are replaced by the content hash, which does not)."""
+    rows = list(mem.export(group_id=group_id))
+    hashes = {r["id"]: r["content_hash"] for r in rows if r["type"] == "episode"}
+    renamed = []
+    for r in rows:
+        r = dict(r)
+        if "group_id" in r:
+            r["group_id"] = "G"
+        if r["type"] == "episode":
+            r["id"] = hashes[r["id"]]
+        if "episode_id" in r:
+            r["episode_id"] = hashes[r["episode_id"]]
+        renamed.append(r)
+    return canonical(renamed)

@@ -119,6 +119,8 @@ def normalised(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 row[key] = "<record time>" if row[key] is not None else None
         if row.get("expired_at") is not None:  # a correction expires at record time
             row["expired_at"] = "<record time>"
+        if row.get("claim"):  # a claim records when it was applied
+            row["claim"] = dict(row["claim"], at="<record time>")
         out.append(row)
     return out
 
@@ -130,7 +132,7 @@ def test_same_input_same_export(memories: tuple[GraphMemory, GraphMemory]) -> No
     a = list(lite.export())
     b = list(bolt.export())
     kinds = {r["type"] for r in a}
-    assert kinds == {"episode", "entity", "fact", "provenance", "link", "mention"}
+    assert kinds == {"episode", "entity", "fact", "provenance", "ending", "link", "mention"}
     assert any(r["type"] == "link" and r["kind"] == "CONTRADICTS" for r in a)
     assert any(r["type"] == "fact" and r["embedding"] for r in a)
     assert len(a) == len(b)

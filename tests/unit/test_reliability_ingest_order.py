@@ -16,31 +16,13 @@ from datetime import UTC, datetime
 import pytest
 
 from graphmem import GraphMemory
-from tests.helpers.reliability import canonical, corpus, diff_canonical, ingest
+from tests.helpers.reliability import canonical, corpus, diff_canonical, ingest, per_group
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def t(year: int) -> datetime:
     return datetime(year, 1, 1, tzinfo=UTC)
-
-
-def per_group(mem: GraphMemory, group_id: str) -> dict[str, object]:
-    """A group's canonical graph with the group factored out (episode ids derive from the
-    group: they are replaced by the content hash, which does not)."""
-    rows = list(mem.export(group_id=group_id))
-    hashes = {r["id"]: r["content_hash"] for r in rows if r["type"] == "episode"}
-    renamed = []
-    for r in rows:
-        r = dict(r)
-        if "group_id" in r:
-            r["group_id"] = "G"
-        if r["type"] == "episode":
-            r["id"] = hashes[r["id"]]
-        if "episode_id" in r:
-            r["episode_id"] = hashes[r["episode_id"]]
-        renamed.append(r)
-    return canonical(renamed)
 
 
 def timelines(
@@ -108,13 +90,6 @@ def test_multi_valued_list_from_structured_records(memory: GraphMemory) -> None:
     assert tags == [("grasp", 2024), ("lift", 2024)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reconciler bug: a one-value timeline that returns to an earlier value (Paris 2019, "
-    "Berlin 2020, Paris 2021) ends as Paris 2019-2020 + Berlin 2020-now when both Paris "
-    "statements arrive before Berlin: the late 2019 statement is merged into the 2021 fact "
-    "(valid_from moved back), and the 2021 restatement is lost when Berlin is inserted",
-)
 def test_functional_value_that_returns_after_a_change(memory: GraphMemory) -> None:
     results = timelines(
         memory, "lives_in", [("Paris", 2019), ("Berlin", 2020), ("Paris", 2021)], "aba"

@@ -268,3 +268,15 @@ def test_context_marks_replaced_values_and_respects_as_of(memory: GraphMemory) -
     assert "Alice lives in Berlin." in now and "replaced: Alice lives in Paris." in now
     then = memory.recall("Where does Alice live?", as_of=t(2021)).to_context()
     assert "Alice lives in Paris." in then and "no longer true" not in then
+
+
+def test_a_write_is_visible_to_the_next_read(memory: GraphMemory) -> None:
+    """Read-your-writes: record times are strictly increasing (two writes in one millisecond
+    stay ordered), so one may run a millisecond ahead of the clock; reads must still see it.
+
+    Was a bug: a fact written in the same millisecond as the previous write got the next
+    millisecond as record time, and a read in between did not see it.
+    """
+    for i in range(40):
+        memory.add_fact(f"probe{i}", "has_status", value="ok")
+        assert [f.subject for f in memory.facts(entity=f"probe{i}")] == [f"probe{i}"]
