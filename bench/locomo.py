@@ -69,8 +69,8 @@ KS = (5, 10, 20)
 
 FOCUSED = {"require_fact_support": True, "named_fact_limit": 0}
 CONFIGS: dict[str, dict[str, Any]] = {
-    # The library's defaults: the best k facts (facts about an entity the question names among
-    # them) come before any episode, so a talkative speaker's unrelated facts fill the top ranks.
+    # The library's defaults: facts the question supports, plus the two latest facts about an
+    # entity it names, before the episodes.
     "default": {},
     # Only facts the question's words point at.
     "focused": FOCUSED,

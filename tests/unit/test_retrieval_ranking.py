@@ -184,3 +184,39 @@ def test_large_vector_matrices_are_prefiltered_then_scored_exactly(
         assert approx[0] == exact[0]
         assert np.allclose([s for _, s in approx[:1]], [s for _, s in exact[:1]])
         assert all(a >= b for (_, a), (_, b) in itertools.pairwise(approx))
+
+
+@pytest.fixture
+def alice(tmp_path: Path) -> Iterator[GraphMemory]:
+    with GraphMemory(tmp_path / "alice.db", embedder=HashEmbedder(64)) as mem:
+        for year, (predicate, target) in enumerate(
+            [("likes", "jazz"), ("works_at", "Acme"), ("plays", "tennis"),
+             ("likes", "hiking"), ("lives_in", "Paris")]
+        ):
+            mem.add_fact("Alice", predicate, target,
+                         valid_from=datetime(2019 + year, 1, 1, tzinfo=UTC))
+        yield mem
+
+
+def test_default_recall_returns_supported_facts_and_the_latest_named_ones(
+    alice: GraphMemory,
+) -> None:
+    """The default: facts the query's words support, plus the two latest facts about an entity
+    it names; not every fact of a named entity (which buried the answer: LoCoMo R@10 0.067)."""
+    assert RetrievalConfig() == RetrievalConfig(require_fact_support=True, named_fact_limit=2)
+    targets = [h.target for h in alice.recall("Which sport does Alice play?", k=10).facts]
+    assert targets[0] == "tennis"
+    assert sorted(targets[1:]) == ["Paris", "hiking"]  # the two latest facts about Alice
+    # A query that is only a name asks for everything about it.
+    assert len(alice.recall("Alice", k=10).facts) == 5
+
+
+def test_recall_without_fact_support_returns_the_best_k_facts(tmp_path: Path) -> None:
+    with GraphMemory(
+        tmp_path / "m.db",
+        embedder=HashEmbedder(64),
+        retrieval=RetrievalConfig(require_fact_support=False),
+    ) as mem:
+        for target in ("jazz", "Acme", "tennis", "hiking", "Paris"):
+            mem.add_fact("Alice", "likes", target)
+        assert len(mem.recall("Which sport does Alice play?", k=10).facts) == 5
