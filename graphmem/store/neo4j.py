@@ -29,6 +29,7 @@ lock node; reads are routed to readers (``routing_=READ``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import random
@@ -100,8 +101,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "full-text indexes on statements, entity names and episodes",
         "schema/003_fulltext_indexes",
     ),
+    (4, "arrival-order index on episodes by group", "schema/004_episode_order"),
+    (5, "episode speakers derived from metadata", "episodes/speaker_set"),
 ]
 _FULLTEXT_MIGRATION = "schema/003_fulltext_indexes"
+_SPEAKER_MIGRATION = "episodes/speaker_set"
+# GraphmemMeta key changed by every episode deletion: the speakers cache starts over on it.
+_EPISODE_EPOCH = "episode_epoch"
+# The speakers cache re-reads the episodes of the last minute of seq (microseconds): a writer in
+# another process may commit a slightly lower seq after this one has read past it.
+_SEQ_MARGIN = 60_000_000
 
 _CHUNK = 1000  # ids per UNWIND batch on reads
 _MAX_CANDIDATES = 10_000  # most index hits fetched to find n within one group
@@ -377,6 +386,9 @@ class Neo4jStore:
         self._seq_last = 0
         self._vector_dim: int | None = None
         self._agent: str | None = None
+        # speakers(): by group, (episode epoch, highest seq read, name by key)
+        self._speaker_lock = threading.Lock()
+        self._speaker_cache: dict[str, tuple[Any, int, dict[str, str]]] = {}
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -550,6 +562,8 @@ class Neo4jStore:
                 try:
                     if file == _FULLTEXT_MIGRATION:
                         self.dialect.fulltext_indexes(self._schema)
+                    elif file == _SPEAKER_MIGRATION:
+                        self._backfill_speakers()
                     else:
                         self._schema(file, {})
                 except SchemaError:
@@ -564,6 +578,28 @@ class Neo4jStore:
             if embedder is not None:
                 self._ensure_vector_indexes(_embedder_dim(embedder))
         return applied
+
+    def _backfill_speakers(self) -> None:
+        """Migration 5: write the derived ``speaker`` of the episodes stored before it existed
+        (idempotent: only episodes without one are read, and the value is a pure function of
+        the metadata)."""
+        rows: list[dict[str, Any]] = []
+        for r in self._stream("episodes/speaker_missing"):
+            try:
+                metadata = json.loads(r["metadata"] or "{}")
+            except (TypeError, ValueError):
+                continue
+            who = episode_speaker(metadata)
+            if who is not None:
+                rows.append({"id": str(r["id"]), "speaker": who})
+
+        def write(tx: ManagedTransaction, batch: Sequence[dict[str, Any]]) -> None:
+            _run(tx, "episodes/speaker_set", rows=list(batch))
+
+        for chunk in _chunks(rows):
+            self._write_tx(functools.partial(write, batch=chunk), "backfill episode speakers")
+        with self._speaker_lock:
+            self._speaker_cache.clear()
 
     def _record_migration(self, version: int, name: str) -> None:
         def work(tx: ManagedTransaction) -> None:
@@ -629,6 +665,8 @@ class Neo4jStore:
 
     def wipe_all_for_tests(self) -> int:
         """Delete every node and relationship of the database (schema is kept). Tests only."""
+        with self._speaker_lock:
+            self._speaker_cache.clear()
         total = 0
         while True:
             rows = self._write_tx(
@@ -757,6 +795,9 @@ class Neo4jStore:
             _run(tx, "facts/delete", ids=list(chunk))
         for chunk in _chunks(plan.delete_episode_ids):
             _run(tx, "episodes/delete", ids=list(chunk))
+        if plan.delete_episode_ids:
+            # Cached speakers (here and in other processes) start over.
+            _run(tx, "meta/set", key=_EPISODE_EPOCH, value=str(self._seq(1)))
         for chunk in _chunks(plan.delete_entity_ids):
             _run(tx, "entities/delete_alias_keys", ids=list(chunk))
             _run(tx, "entities/delete", ids=list(chunk))
@@ -971,6 +1012,90 @@ class Neo4jStore:
 
     def text_episodes(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
         return self._text("episode_text", group_id, query, n)
+
+    def speakers(self, group_id: str) -> dict[str, str]:
+        """The speakers of the group's episodes (``metadata.speaker`` or ``.name``) by name key,
+        the SQLite store's answer (the latest spelling of a key wins).
+
+        Kept per store instance and brought up to date by one index-backed read of the group's
+        episodes stored since the last call (``graphmem_episode_group_seq``); an episode
+        deletion anywhere (a new episode epoch) reads the group again.
+        """
+        with self._speaker_lock:
+            cached = self._speaker_cache.get(group_id)
+            after = -1 if cached is None else cached[1] - _SEQ_MARGIN
+            rows = self._read(
+                "episodes/speakers", group_id=group_id, after=after, epoch_key=_EPISODE_EPOCH
+            )
+            epoch = rows[0]["epoch"] if rows else None
+            if cached is not None and epoch != cached[0]:
+                cached = None
+                rows = self._read(
+                    "episodes/speakers", group_id=group_id, after=-1, epoch_key=_EPISODE_EPOCH
+                )
+                epoch = rows[0]["epoch"] if rows else None
+            names = {} if cached is None else dict(cached[2])
+            high = -1 if cached is None else cached[1]
+            for r in rows:  # ordered by each speaker's latest seq: the latest spelling wins
+                if r["last"] is None:
+                    continue
+                high = max(high, int(r["last"]))
+                who = r["speaker"]
+                if isinstance(who, str) and who.strip():
+                    names[entity_key(who)] = who.strip()
+            self._speaker_cache[group_id] = (epoch, high, names)
+            return dict(names)
+
+    def episode_context(
+        self, episode_ids: Sequence[str], window: int = 1
+    ) -> tuple[dict[str, tuple[str | None, int]], dict[str, list[tuple[str, int]]]]:
+        """Each episode's speaker and reference time, and its neighbours: the ``window``
+        episodes before and after it in arrival order within the same group and source (a
+        conversation's adjacent turns), the SQLite store's answer.
+
+        As there, the search looks ``window + 1`` episodes of the group each way (other
+        sources' episodes may be interleaved) and keeps those of the episode's source: two
+        index-backed reads, at most ``2 (window + 1)`` rows per episode, at any store size.
+        """
+        wanted = list(dict.fromkeys(episode_ids))
+        base: dict[str, tuple[str, str | None, int]] = {}
+        speakers: dict[str, tuple[str | None, int]] = {}
+        for chunk in _chunks(wanted):
+            for r in self._read("episodes/context", ids=list(chunk)):
+                eid = str(r["id"])
+                base[eid] = (str(r["group_id"]), r["source"], int(r["seq"]))
+                who = r["speaker"]
+                speakers[eid] = (who if isinstance(who, str) else None, int(r["reference_time"]))
+        neighbours: dict[str, list[tuple[str, int]]] = {eid: [] for eid in base}
+        if window <= 0 or not base:
+            return speakers, neighbours
+        reach = int(window) + 1
+        near: dict[str, list[tuple[int, str, str | None]]] = {eid: [] for eid in base}
+        ids = list(base)
+        for chunk in _chunks(ids):
+            for r in self._read(
+                "episodes/neighbours",
+                rows=[{"id": e, "group_id": base[e][0], "seq": base[e][2]} for e in chunk],
+                reach=reach,
+            ):
+                other = str(r["neighbour"])
+                near[str(r["id"])].append((int(r["seq"]), other, r["source"]))
+                who = r["speaker"]
+                speakers.setdefault(
+                    other, (who if isinstance(who, str) else None, int(r["reference_time"]))
+                )
+        for eid, (_, source, seq) in base.items():
+            before = sorted((n for n in near[eid] if n[0] < seq), reverse=True)
+            after = sorted(n for n in near[eid] if n[0] > seq)
+            for side in (before, after):
+                found = 0
+                for _, other, other_source in side[:reach]:
+                    if other_source == source:
+                        found += 1
+                        neighbours[eid].append((other, found))
+                        if found == window:
+                            break
+        return speakers, neighbours
 
     def find_entities(self, group_id: str, keys: Sequence[str]) -> list[EntityRecord]:
         rows = self._read_tx(
@@ -1254,8 +1379,26 @@ def _episode_params(ep: EpisodeRow, seq: int) -> dict[str, Any]:
         "extractor": ep.extractor,
         "error": ep.error,
         "metadata": _json_dump(ep.metadata),
+        "speaker": episode_speaker(ep.metadata),
         "seq": seq,
     }
+
+
+def episode_speaker(metadata: Any) -> str | None:
+    """The derived ``speaker`` property of an episode: ``metadata.speaker``, else
+    ``metadata.name``, as text, read the way the SQLite store's ``coalesce(json_extract(…))``
+    reads it (a JSON object or list is its compact JSON text; a number or a boolean is no
+    speaker)."""
+    if not isinstance(metadata, dict):
+        return None
+    value = metadata.get("speaker")
+    if value is None:
+        value = metadata.get("name")
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return None
 
 
 def _entity_params(e: EntityRow, seq: int) -> dict[str, Any]:

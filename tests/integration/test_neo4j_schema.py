@@ -57,7 +57,7 @@ def test_migrations_are_ordered_idempotent_and_recorded(store: Neo4jStore) -> No
     assert applied == [f"{v}: {name}" for v, name, _ in MIGRATIONS]
     assert store.migrate() == []
     status = store.migration_status()
-    assert [m.version for m in status] == [1, 2, 3]
+    assert [m.version for m in status] == [1, 2, 3, 4, 5]
     assert all(isinstance(m.applied_at, int) and m.applied_at > 0 for m in status)
     rows = cypher(
         store,
@@ -97,6 +97,34 @@ def test_vector_indexes_follow_the_embedder(store: Neo4jStore) -> None:
     assert len(hits) == 1 and -1.0 <= hits[0][1] <= 1.0001
 
 
+def test_speaker_migration_backfills_older_episodes(store: Neo4jStore) -> None:
+    """Migration 5 derives ``Episode.speaker`` for episodes written before it existed, and
+    is idempotent; the export does not show the derived property."""
+    mem = GraphMemory(store, embedder=HashEmbedder(64))
+    with mem:
+        mem.add_episode("Hi there.", group_id="g", metadata={"speaker": "Ana"})
+        mem.add_episode("Hello.", group_id="g", metadata={"name": "Ben"})
+        mem.add_episode("Ok.", group_id="g", metadata={"speaker": 7, "name": "Cy"})
+        mem.add_episode("Plain.", group_id="g")
+        before = list(store.export_rows("g"))
+        cypher(store, "MATCH (e:Episode) REMOVE e.speaker")
+        cypher(store, "MATCH (m:GraphmemMigration {version: 5}) DELETE m")
+        fresh = Neo4jStore(BOLT_URI or "", max_retry_time=5)
+        try:
+            assert fresh.speakers("g") == {}
+            assert fresh.migrate() == [f"5: {MIGRATIONS[4][1]}"]
+            assert fresh.speakers("g") == {"ana": "Ana", "ben": "Ben"}
+            cypher(store, "MATCH (m:GraphmemMigration {version: 5}) DELETE m")
+            assert fresh.migrate() == [f"5: {MIGRATIONS[4][1]}"]  # again: no change
+            assert fresh.speakers("g") == {"ana": "Ana", "ben": "Ben"}
+        finally:
+            fresh.close()
+        rows = cypher(store, "MATCH (e:Episode) RETURN e.speaker AS s ORDER BY e.seq")
+        assert [r["s"] for r in rows] == ["Ana", "Ben", None, None]
+        assert list(store.export_rows("g")) == before
+        assert all("speaker" not in r for r in before)
+
+
 def test_newer_schema_is_refused(store: Neo4jStore) -> None:
     store.migrate()
     cypher(store, "CREATE (:GraphmemMigration {version: 99, name: 'future', applied_at: 1})")
@@ -110,6 +138,6 @@ def test_facade_reports_pending_migrations_without_auto_migrate(store: Neo4jStor
     mem = GraphMemory(store, embedder=HashEmbedder(64), settings=Settings(auto_migrate=False))
     with pytest.raises(SchemaError, match="needs migrations"):
         mem.connect()
-    assert [n.split(":")[0] for n in mem.migrate()] == ["1", "2", "3"]
+    assert [n.split(":")[0] for n in mem.migrate()] == ["1", "2", "3", "4", "5"]
     mem.connect()
     assert mem.stats()["episodes"] == 0
