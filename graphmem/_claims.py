@@ -32,13 +32,16 @@ class StatedClaim:
     confidence: float = 1.0
     at: int = 0  # record time of the write that applied it
     order: int = 0  # the episode's position in its write batch (batches share ``at``)
+    seq: int = 0  # the store's commit order of that write (0: written before it was kept)
     index: int = 0  # the statement's position among the episode's facts
     value_key: str | None = None  # a negation's value ("" = whatever value holds)
     replaces_key: str | None = None  # a correction's replaced value, when it named one
 
-    def sort_key(self, episode_id: str) -> tuple[int, int, str, int]:
-        """Replay order: the order the statements were first applied in."""
-        return (self.at, self.order, episode_id, self.index)
+    def sort_key(self, episode_id: str) -> tuple[int, int, int, str, int]:
+        """Replay order: the order the statements were first applied in. The store's commit
+        sequence comes first: it orders writes of different processes even when their clocks
+        disagree or tie."""
+        return (self.seq, self.at, self.order, episode_id, self.index)
 
     def to_json(self) -> str:
         data = {k: v for k, v in asdict(self).items() if v is not None}
@@ -62,7 +65,7 @@ class StatedClaim:
         kind = data.get("kind")
         if kind not in _KINDS:
             raise InputError(f"claim.kind: expected one of {', '.join(_KINDS)}, got {kind!r}")
-        ints = ("valid_from", "at", "order", "index")
+        ints = ("valid_from", "at", "order", "seq", "index")
         for name in ints:
             if not isinstance(data.get(name, 0), int) or isinstance(data.get(name), bool):
                 raise InputError(f"claim.{name}: expected an integer")
@@ -97,6 +100,7 @@ class StatedClaim:
             confidence=float(confidence),
             at=data.get("at", 0),
             order=data.get("order", 0),
+            seq=data.get("seq", 0),
             index=data.get("index", 0),
             value_key=data.get("value_key"),
             replaces_key=data.get("replaces_key"),

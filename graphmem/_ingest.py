@@ -179,6 +179,7 @@ def build_plan(
             episode_id=episode_id,
             order=order,
             claims_loader=load_claims,
+            seq=reader.write_seq,
         )
         for cand in cands:
             outcome = state.apply(cand)

@@ -93,6 +93,7 @@ class TimelineState:
         episode_id: str,
         order: int = 0,
         claims_loader: ClaimsLoader | None = None,
+        seq: int = 0,
     ) -> None:
         self.group_id = group_id
         self.subject_id = subject_id
@@ -101,6 +102,7 @@ class TimelineState:
         self.now = now
         self.episode_id = episode_id
         self.order = order
+        self.seq = seq
         self.claims_loader = claims_loader
         self.original = {f.id: f for f in timeline.facts}
         self.facts: dict[str, FactRow] = {f.id: replace(f) for f in timeline.facts}
@@ -152,6 +154,7 @@ class TimelineState:
             confidence=cand.confidence,
             at=self.now,
             order=self.order,
+            seq=self.seq,
             index=cand.index,
             value_key=value_key,
             replaces_key=cand.replaces_key,

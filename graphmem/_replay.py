@@ -33,7 +33,7 @@ class TimelineRebuild:
     links_remove: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-_Step = tuple[tuple[int, int, str, int], str, StatedClaim, Candidate]
+_Step = tuple[tuple[int, int, int, str, int], str, StatedClaim, Candidate]
 
 
 def _steps(
@@ -68,7 +68,7 @@ def _steps(
             index=claim.index,
         )
         steps.append((claim.sort_key(row.episode_id), row.episode_id, claim, cand))
-    seen: set[tuple[int, int, str, int]] = set()
+    seen: set[tuple[int, int, int, str, int]] = set()
     for row in endings:
         fact = facts.get(row.fact_id)
         if fact is None or row.claim is None or not keep(row):
@@ -117,16 +117,17 @@ def rebuild_timeline(
     state = TimelineState(
         group_id, subject_id, predicate, Timeline(), functional=functional, now=0, episode_id=""
     )
-    previous: tuple[int, int, str] | None = None
+    previous: tuple[int, int, int, str] | None = None
     for _, episode_id, claim, cand in _steps(
         subject_id, predicate, old, provenance, endings, keep
     ):
-        write = (claim.at, claim.order, episode_id)
+        write = (claim.seq, claim.at, claim.order, episode_id)
         if previous is not None and write != previous:
             # Ingest recomputed the timeline when each episode's write finished: so does this.
             state.recompute()
         previous = write
         state.now, state.episode_id, state.order = claim.at, episode_id, claim.order
+        state.seq = claim.seq
         state.apply(cand)
     built, _, links, _ = state.finish()
 

@@ -191,6 +191,11 @@ class MigrationInfo:
 class StoreReader(Protocol):
     """Reads available inside a write transaction (consistent with the write that follows)."""
 
+    # The transaction's place in the store's commit order: strictly increasing across every
+    # process that writes to the store (taken under the store's write lock). Claims record it,
+    # so a rebuilt timeline replays writes in the order they committed.
+    write_seq: int
+
     def get_episode(self, episode_id: str) -> EpisodeRow | None: ...
 
     def entities_by_keys(self, group_id: str, keys: Sequence[str]) -> list[EntityRow]:

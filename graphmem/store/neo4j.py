@@ -354,6 +354,7 @@ class Neo4jStore:
             netloc += f":{parsed.port}"
         self._bolt_url = urlunparse(parsed._replace(netloc=netloc))
         self.url = self._bolt_url  # never shows a password
+        self._write_seq = 0  # the running write transaction's commit sequence (under _lock)
         self._host = parsed.hostname
         self._username = (
             username
@@ -512,7 +513,10 @@ class Neo4jStore:
         """
 
         def locked(tx: ManagedTransaction) -> T:
-            _run(tx, "meta/lock", at=to_ms(utcnow()))
+            (lock,) = _run(tx, "meta/lock", at=to_ms(utcnow()))
+            # The lock's counter is the commit sequence (writers are serialised on it); the
+            # unit of work reads it from here (self._lock is held for the whole transaction).
+            self._write_seq = int(lock["n"])
             return fn(tx)
 
         deadline = time.monotonic() + self.max_retry_time
@@ -766,7 +770,7 @@ class Neo4jStore:
         def unit(tx: ManagedTransaction) -> list[WritePlan]:
             # The driver may run this again after a transient failure: each work is pure, and
             # each sees the plans applied before it in this transaction.
-            reader = _Reader(tx)
+            reader = _Reader(tx, self._write_seq)
             plans: list[WritePlan] = []
             for work in works:
                 plan = work(reader)
@@ -1444,8 +1448,9 @@ def _fact_props(f: FactRow, seq: int) -> dict[str, Any]:
 class _Reader:
     """``StoreReader`` on an open managed transaction: sees the writes made before it."""
 
-    def __init__(self, tx: ManagedTransaction) -> None:
+    def __init__(self, tx: ManagedTransaction, write_seq: int = 0) -> None:
         self.tx = tx
+        self.write_seq = write_seq
 
     def get_episode(self, episode_id: str) -> EpisodeRow | None:
         rows = _run(self.tx, "episodes/by_ids", ids=[episode_id])

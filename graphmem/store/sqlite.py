@@ -448,7 +448,7 @@ class SQLiteStore:
                 raise StoreError(f"could not start a write on {self.path}: {exc}") from exc
             plans: list[WritePlan] = []
             try:
-                reader = _Reader(conn)
+                reader = _Reader(conn, _next_write_seq(conn))
                 for work in works:
                     plan = work(reader)
                     self._apply(conn, plan)
@@ -1267,9 +1267,20 @@ class SQLiteStore:
 
 
 # ---------------------------------------------------------------------- the in-transaction reader
+def _next_write_seq(conn: sqlite3.Connection) -> int:
+    """The next commit sequence number (inside the write transaction: writers are serialised)."""
+    conn.execute("INSERT OR IGNORE INTO graphmem_meta VALUES ('write_seq', '0')")
+    conn.execute(
+        "UPDATE graphmem_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'write_seq'"
+    )
+    (value,) = conn.execute("SELECT value FROM graphmem_meta WHERE key = 'write_seq'").fetchone()
+    return int(value)
+
+
 class _Reader:
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, write_seq: int = 0) -> None:
         self.conn = conn
+        self.write_seq = write_seq
 
     def get_episode(self, episode_id: str) -> EpisodeRow | None:
         row = self.conn.execute("SELECT * FROM episodes WHERE id = ?", (episode_id,)).fetchone()

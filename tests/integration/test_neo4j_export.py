@@ -119,8 +119,8 @@ def normalised(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 row[key] = "<record time>" if row[key] is not None else None
         if row.get("expired_at") is not None:  # a correction expires at record time
             row["expired_at"] = "<record time>"
-        if row.get("claim"):  # a claim records when it was applied
-            row["claim"] = dict(row["claim"], at="<record time>")
+        if row.get("claim"):  # a claim records when it was applied, and in which commit
+            row["claim"] = dict(row["claim"], at="<record time>", seq="<commit>")
         out.append(row)
     return out
 

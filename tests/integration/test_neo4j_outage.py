@@ -83,8 +83,8 @@ def normalised(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for key in RECORD_TIME:
             if row.get(key) is not None:
                 row[key] = "<record time>"
-        if row.get("claim"):  # a claim records when it was applied
-            row["claim"] = dict(row["claim"], at="<record time>")
+        if row.get("claim"):  # a claim records when it was applied, and in which commit
+            row["claim"] = dict(row["claim"], at="<record time>", seq="<commit>")
         out.append(row)
     return out
 
