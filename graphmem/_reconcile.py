@@ -111,6 +111,12 @@ class TimelineState:
         self.original_links = dict(self.links)
         self.explicit_end: dict[str, int | None] = {}
         self.end_reason: dict[str, str | None] = {}
+        # Who supersedes whom, by the superseded fact (one pass; a fact-by-links scan was
+        # quadratic in the timeline's length).
+        self._superseded_by: dict[str, list[str]] = {}
+        for kind, src, dst in self.links:
+            if kind == "SUPERSEDES":
+                self._superseded_by.setdefault(dst, []).append(src)
         for fact in timeline.facts:
             self.explicit_end[fact.id] = self._stored_explicit_end(fact)
             self.end_reason[fact.id] = fact.end_reason
@@ -127,9 +133,7 @@ class TimelineState:
     def _stored_explicit_end(self, fact: FactRow) -> int | None:
         if fact.valid_to is None:
             return None
-        for (kind, src, dst), _link in self.links.items():
-            if kind != "SUPERSEDES" or dst != fact.id:
-                continue
+        for src in self._superseded_by.get(fact.id, ()):
             successor = self.facts.get(src)
             if successor is not None and successor.valid_from == fact.valid_to:
                 return None  # derived from the successor
@@ -486,8 +490,10 @@ class TimelineState:
         live = self._live()
         wanted: dict[tuple[str, str, str], LinkRow] = {}
         if self.functional:
-            starts = sorted({f.valid_from for f in live})
-            slots = {s: [f for f in live if f.valid_from == s] for s in starts}
+            slots: dict[int, list[FactRow]] = {}
+            for fact in live:  # live is sorted: each slot keeps that order
+                slots.setdefault(fact.valid_from, []).append(fact)
+            starts = sorted(slots)
             for index, start in enumerate(starts):
                 following = starts[index + 1] if index + 1 < len(starts) else None
                 for fact in slots[start]:

@@ -1496,9 +1496,9 @@ class _Reader:
                 for r in _run(self.tx, "facts/links_touching", ids=list(id_chunk)):
                     link = _link(r)
                     links[(link.kind, link.src, link.dst)] = link
-            for link in sorted(links.values(), key=_link_order):
+            for link in sorted(links.values(), key=_link_order):  # unique by (kind, src, dst)
                 pair = owner.get(link.src) or owner.get(link.dst)
-                if pair is not None and link not in result[pair].links:
+                if pair is not None:
                     result[pair].links.append(link)
         return result
 

@@ -1321,6 +1321,7 @@ class _Reader:
             ids.extend(f.id for f in facts)
         if ids:
             owner = {f.id: pair for pair, tl in result.items() for f in tl.facts}
+            seen: set[LinkRow] = set()
             for chunk in _chunks(ids, 400):
                 marks = _marks(len(chunk))
                 for row in self.conn.execute(
@@ -1330,7 +1331,8 @@ class _Reader:
                 ):
                     link = LinkRow(row[0], row[1], row[2], row[3], row[4], row[5])
                     pair = owner.get(link.src) or owner.get(link.dst)
-                    if pair is not None and link not in result[pair].links:
+                    if pair is not None and link not in seen:
+                        seen.add(link)
                         result[pair].links.append(link)
         return result
 
