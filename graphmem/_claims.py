@@ -12,7 +12,7 @@ remain; the reconciler splits a fact by its claims when a new value lands inside
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ._errors import InputError
@@ -47,9 +47,6 @@ class StatedClaim:
         data = {k: v for k, v in asdict(self).items() if v is not None}
         return json.dumps(data, separators=(",", ":"), sort_keys=True)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
-
     @classmethod
     def from_json(cls, raw: str | None, fact: FactRow) -> StatedClaim:
         """The stored claim, or for a row written without one, a claim derived from the fact."""
@@ -80,16 +77,7 @@ class StatedClaim:
         for name in ("value_key", "replaces_key"):
             if data.get(name) is not None and not isinstance(data[name], str):
                 raise InputError(f"claim.{name}: expected a string or null")
-        unknown = set(data) - {
-            "kind",
-            "valid_from",
-            "valid_to",
-            "stated_from",
-            "confidence",
-            *ints,
-            "value_key",
-            "replaces_key",
-        }
+        unknown = set(data) - {f.name for f in fields(cls)}
         if unknown:
             raise InputError(f"claim: unknown field(s) {sorted(unknown)}")
         return cls(

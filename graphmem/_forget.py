@@ -26,16 +26,22 @@ def _rebuild_timelines(
     if not pairs:
         return []
     timelines = reader.timelines(group_id, pairs, include_expired=True)
-    provenance, endings = reader.fact_claims([f.id for tl in timelines.values() for f in tl.facts])
+    owner = {f.id: pair for pair, tl in timelines.items() for f in tl.facts}
+    provenance, endings = reader.fact_claims(list(owner))
+    rows_of: dict[tuple[str, str], tuple[list[ProvenanceRow], list[ProvenanceRow]]] = {
+        pair: ([], []) for pair in timelines
+    }
+    for row in provenance:
+        rows_of[owner[row.fact_id]][0].append(row)
+    for row in endings:
+        rows_of[owner[row.fact_id]][1].append(row)
     deleted: list[str] = []
     for pair, timeline in timelines.items():
-        ids = {f.id for f in timeline.facts}
         rebuilt = rebuild_timeline(
             group_id,
             pair,
             timeline,
-            [r for r in provenance if r.fact_id in ids],
-            [r for r in endings if r.fact_id in ids],
+            *rows_of[pair],
             functional=functional.get(pair[1], False),
             keep=keep,
             now=now,

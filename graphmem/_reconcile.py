@@ -331,9 +331,12 @@ class TimelineState:
             if not other.valid_from < start < self._end(other):
                 continue
             prov, ends = self._support(other.id)
-            claims = [(row, StatedClaim.from_json(row.claim, other)) for row in prov]
-            late = [(r, c) for r, c in claims if c.kind == "assert" and c.valid_from > start]
-            early = [(r, c) for r, c in claims if not (c.kind == "assert" and c.valid_from > start)]
+            early: list[tuple[ProvenanceRow, StatedClaim]] = []
+            late: list[tuple[ProvenanceRow, StatedClaim]] = []
+            for row in prov:
+                claim = StatedClaim.from_json(row.claim, other)
+                restated_later = claim.kind == "assert" and claim.valid_from > start
+                (late if restated_later else early).append((row, claim))
             if late and early:
                 self._split(other, early, late, ends)
 

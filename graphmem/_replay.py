@@ -36,9 +36,31 @@ class TimelineRebuild:
 _Step = tuple[tuple[int, int, int, str, int], str, StatedClaim, Candidate]
 
 
+def _candidate(
+    pair: tuple[str, str], fact: FactRow, claim: StatedClaim, row: ProvenanceRow
+) -> Candidate:
+    """What the episode said about ``fact``, as the reconciler takes it in."""
+    return Candidate(
+        subject_id=pair[0],
+        predicate=pair[1],
+        object_id=fact.object_id,
+        value_json=fact.value_json,
+        value_key=stored_value_key(fact),
+        statement=fact.statement,
+        valid_from=claim.valid_from,
+        valid_to=claim.valid_to,
+        stated_from=claim.stated_from,
+        kind=claim.kind,
+        replaces_key=claim.replaces_key,
+        confidence=claim.confidence,
+        span=row.span,
+        embedding=fact.embedding,
+        index=claim.index,
+    )
+
+
 def _steps(
-    subject_id: str,
-    predicate: str,
+    pair: tuple[str, str],
     facts: dict[str, FactRow],
     provenance: Sequence[ProvenanceRow],
     endings: Sequence[ProvenanceRow],
@@ -50,24 +72,8 @@ def _steps(
         if fact is None or not keep(row):
             continue
         claim = StatedClaim.from_json(row.claim, fact)
-        cand = Candidate(
-            subject_id=subject_id,
-            predicate=predicate,
-            object_id=fact.object_id,
-            value_json=fact.value_json,
-            value_key=stored_value_key(fact),
-            statement=fact.statement,
-            valid_from=claim.valid_from,
-            valid_to=claim.valid_to,
-            stated_from=claim.stated_from,
-            kind=claim.kind,
-            replaces_key=claim.replaces_key,
-            confidence=claim.confidence,
-            span=row.span,
-            embedding=fact.embedding,
-            index=claim.index,
-        )
-        steps.append((claim.sort_key(row.episode_id), row.episode_id, claim, cand))
+        steps.append((claim.sort_key(row.episode_id), row.episode_id, claim,
+                      _candidate(pair, fact, claim, row)))
     seen: set[tuple[int, int, int, str, int]] = set()
     for row in endings:
         fact = facts.get(row.fact_id)
@@ -78,21 +84,13 @@ def _steps(
         if order in seen:  # one negation that ended several facts is replayed once
             continue
         seen.add(order)
-        negated = claim.value_key or ""
-        cand = Candidate(
-            subject_id=subject_id,
-            predicate=predicate,
+        negated = claim.value_key or ""  # "": whatever value holds
+        cand = replace(
+            _candidate(pair, fact, claim, row),
             object_id=fact.object_id if negated else None,
             value_json=fact.value_json if negated else None,
             value_key=negated,
-            statement=fact.statement,
-            valid_from=claim.valid_from,
-            valid_to=None,
-            stated_from=claim.stated_from,
-            kind="negate",
-            confidence=claim.confidence,
-            span=row.span,
-            index=claim.index,
+            embedding=None,
         )
         steps.append((order, row.episode_id, claim, cand))
     steps.sort(key=lambda step: step[0])
@@ -118,9 +116,7 @@ def rebuild_timeline(
         group_id, subject_id, predicate, Timeline(), functional=functional, now=0, episode_id=""
     )
     previous: tuple[int, int, int, str] | None = None
-    for _, episode_id, claim, cand in _steps(
-        subject_id, predicate, old, provenance, endings, keep
-    ):
+    for _, episode_id, claim, cand in _steps(pair, old, provenance, endings, keep):
         write = (claim.seq, claim.at, claim.order, episode_id)
         if previous is not None and write != previous:
             # Ingest recomputed the timeline when each episode's write finished: so does this.
@@ -137,13 +133,17 @@ def rebuild_timeline(
     for row in provenance:
         if keep(row):
             supported.setdefault(row.fact_id, set()).add(row.episode_id)
+    rebuilt_support: dict[str, set[str]] = {}
+    for row in state.provenance:
+        rebuilt_support.setdefault(row.fact_id, set()).add(row.episode_id)
+    oldest_first = sorted(old.values(), key=lambda f: (f.valid_from, f.recorded_at, f.id))
     rename: dict[str, str] = {}
     taken = {f.id for f in built if f.id in old}
     for fact in built:
         if fact.id in old:
             continue
-        episodes = {r.episode_id for r in state.provenance if r.fact_id == fact.id}
-        for stored in sorted(old.values(), key=lambda f: (f.valid_from, f.recorded_at, f.id)):
+        episodes = rebuilt_support.get(fact.id, set())
+        for stored in oldest_first:
             if (
                 stored.id not in taken
                 and stored_value_key(stored) == stored_value_key(fact)

@@ -70,9 +70,8 @@ class VectorMatrix:
             return
         self.reserve(len(rows))
         assert self._buffer is not None
-        target = self._buffer[self._rows : self._rows + len(rows)]
-        for i, (_, _, blob) in enumerate(rows):
-            target[i] = np.frombuffer(blob, dtype=np.float32)
+        block = np.frombuffer(b"".join(blob for _, _, blob in rows), dtype=np.float32)
+        self._buffer[self._rows : self._rows + len(rows)] = block.reshape(len(rows), self.dim)
         self._rows += len(rows)
         self.ids.extend(fact_id for _, fact_id, _ in rows)
         self.high_rowid = max(self.high_rowid, rows[-1][0])
