@@ -82,6 +82,11 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "focused_no_names": FOCUSED | {"use_names": False},
     "focused_no_speaker": FOCUSED | {"speaker_weight": 0.0},
     "focused_no_time": FOCUSED | {"time_weight": 0.0},
+    "focused_dense_0": FOCUSED | {"dense_weight": 0.0},
+    "focused_dense_0.3": FOCUSED | {"dense_weight": 0.3},
+    "focused_dense_0.5": FOCUSED | {"dense_weight": 0.5},
+    "focused_dense_0.7": FOCUSED | {"dense_weight": 0.7},
+    "named_2": {"named_fact_limit": 2},
 }
 
 
@@ -237,6 +242,7 @@ def _signature(data: Path, captions: bool, embedder: Embedder, extractor: str) -
         "store/sqlite.py",
         "store/_sqlite_schema.py",
         "_predicates.py",
+        "_embed.py",
     ):
         path = package / rel
         if path.exists():

@@ -25,7 +25,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from graphmem import GraphMemory
+from graphmem import GraphMemory, RetrievalConfig
 from graphmem.integrations.langchain import GraphMemRetriever, make_memory_tools
 
 SYSTEM = (
@@ -98,7 +98,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(args.store) if args.store else Path(scratch) / "agent.db"
-        with GraphMemory(path) as memory:
+        # An assistant wants the speaker's latest facts in every prompt, even when the turn's
+        # words do not point at them ("what should you bring me?"): named_fact_limit=2 adds
+        # the two latest facts about an entity the query names (off by default: it costs
+        # evidence retrieval, see bench/README.md).
+        with GraphMemory(path, retrieval=RetrievalConfig(named_fact_limit=2)) as memory:
             run(memory, scripted_model())
 
 

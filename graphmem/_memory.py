@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from ._config import Settings
 from ._embed import Embedder, default_embedder
@@ -44,12 +44,14 @@ from ._time import now_ms, record_ms, require_aware, to_ms, utcnow
 from .extract import ExtractionContext, Extractor, get_extractor
 from .extract.structured import parse_json_record
 from .store import GraphStore, TimeView, open_store
-from .store._base import EpisodeRow, StoreReader, WritePlan, episode_record
+from .store._base import EpisodeRow, StoreReader, Vector, WritePlan, episode_record
 
 __all__ = ["GraphMemory"]
 
 log = logging.getLogger("graphmem")
 EPISODE_KINDS = ("message", "text", "json", "event")
+# Characters of an episode's content that its embedding reads (models read fewer tokens anyway).
+_EMBED_CHARS = 2000
 _ROLE_SPEAKERS = {"user": None, "human": None, "assistant": "assistant", "ai": "assistant"}
 
 
@@ -220,52 +222,78 @@ class GraphMemory:
         return self._ingest(row, extractor)
 
     def add_episodes(
-        self, items: Iterable[Mapping[str, Any] | EpisodeRecord]
+        self,
+        items: Iterable[Mapping[str, Any] | EpisodeRecord],
+        *,
+        on_invalid: Literal["raise", "skip"] = "raise",
     ) -> list[IngestResult]:
-        """Bulk ingest. Every item is validated before anything is written."""
+        """Bulk ingest. Every item is validated before anything is written.
+
+        ``on_invalid="raise"`` (the default, like the CLI without ``--skip-invalid``): one bad
+        item raises ``InputError`` naming its index, and nothing is written. ``"skip"``: the
+        valid items are ingested and each bad one gets a result with ``status="invalid"`` and
+        the reason in ``error``. Either way the results line up with the items, one each.
+        """
+        if on_invalid not in ("raise", "skip"):
+            raise InputError(f"on_invalid must be 'raise' or 'skip', got {_show(on_invalid)}")
         rows: list[tuple[EpisodeRow, str | Extractor | None]] = []
+        invalid: dict[int, str] = {}
         if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
             raise InputError(
                 f"add_episodes takes a list of episodes (mappings), got {type(items).__name__}"
             )
         for index, item in enumerate(items):
-            if not isinstance(item, Mapping | EpisodeRecord):
-                raise InputError(f"episode {index}: must be a mapping, got {type(item).__name__}")
-            data = item.model_dump() if isinstance(item, EpisodeRecord) else dict(item)
             try:
-                allowed = {
-                    "content",
-                    "group_id",
-                    "source",
-                    "kind",
-                    "reference_time",
-                    "metadata",
-                    "extractor",
-                }
-                unknown = (
-                    set(data) - allowed - {"id", "ingested_at", "content_hash", "status", "error"}
-                )
-                if unknown:
-                    raise InputError(f"unknown field(s) {sorted(unknown)}")
-                rows.append(
-                    (
-                        self._episode_row(
-                            data.get("content"),  # type: ignore[arg-type]
-                            data.get("group_id", "default"),
-                            data.get("source"),
-                            data.get("kind", "message"),
-                            data.get("reference_time"),
-                            data.get("metadata"),
-                        ),
-                        data.get("extractor"),
-                    )
-                )
-                # Resolve the extractor now: a bad name must not fail a later chunk after the
-                # earlier chunks were written.
-                self._extractor(rows[-1][1], rows[-1][0].kind)
+                rows.append(self._bulk_row(index, item))
             except (InputError, ConfigError) as exc:
-                raise type(exc)(f"episode {index}: {exc}") from None
-        return self._ingest_many(rows)
+                if on_invalid == "raise":
+                    raise
+                invalid[index] = str(exc)
+        results = iter(self._ingest_many(rows))
+        total = len(rows) + len(invalid)
+        return [
+            IngestResult(episode_id="", status="invalid", error=invalid[i])
+            if i in invalid
+            else next(results)
+            for i in range(total)
+        ]
+
+    def _bulk_row(
+        self, index: int, item: Mapping[str, Any] | EpisodeRecord
+    ) -> tuple[EpisodeRow, str | Extractor | None]:
+        """One item of ``add_episodes``, validated; errors name the item's index."""
+        if not isinstance(item, Mapping | EpisodeRecord):
+            raise InputError(f"episode {index}: must be a mapping, got {type(item).__name__}")
+        data = item.model_dump() if isinstance(item, EpisodeRecord) else dict(item)
+        try:
+            allowed = {
+                "content",
+                "group_id",
+                "source",
+                "kind",
+                "reference_time",
+                "metadata",
+                "extractor",
+            }
+            unknown = (
+                set(data) - allowed - {"id", "ingested_at", "content_hash", "status", "error"}
+            )
+            if unknown:
+                raise InputError(f"unknown field(s) {sorted(unknown)}")
+            row = self._episode_row(
+                data.get("content"),  # type: ignore[arg-type]
+                data.get("group_id", "default"),
+                data.get("source"),
+                data.get("kind", "message"),
+                data.get("reference_time"),
+                data.get("metadata"),
+            )
+            # Resolve the extractor now: a bad name must not fail a later chunk after the
+            # earlier chunks were written.
+            self._extractor(data.get("extractor"), row.kind)
+        except (InputError, ConfigError) as exc:
+            raise type(exc)(f"episode {index}: {exc}") from None
+        return row, data.get("extractor")
 
     def add_fact(
         self,
@@ -526,6 +554,7 @@ class GraphMemory:
                     now=now,
                     order=item.index,
                 )
+                plan.episode_embedding = item.embedding
                 outcomes[item.index] = result
                 return plan
 
@@ -643,10 +672,13 @@ class GraphMemory:
         return context
 
     def _embed_all(self, items: Sequence[_Pending]) -> None:
-        """One embedding call for every statement and entity name of a chunk."""
+        """One embedding call for every episode, statement and entity name of a chunk."""
         texts: list[str] = []
-        slots: list[PreparedFact | EntityRequest] = []
+        slots: list[PreparedFact | EntityRequest | _Pending] = []
         for item in items:
+            if not isinstance(item.extractor, _Fixed):  # add_fact's episode is its statement
+                texts.append(item.row.content[:_EMBED_CHARS])
+                slots.append(item)
             names: dict[str, EntityRequest] = {e.name: e for e in item.entities}
             for pf in item.prepared:
                 fact = pf.fact
@@ -819,6 +851,7 @@ class _Pending:
     prepared: list[PreparedFact] = field(default_factory=list)
     entities: list[EntityRequest] = field(default_factory=list)
     error: str | None = None
+    embedding: Vector | None = None  # the episode's own (turn-level dense retrieval)
 
 
 class _Fixed:

@@ -53,6 +53,7 @@ class EpisodeRow:
     extractor: str | None = None
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    embedding: Vector | None = None  # the content's (turn-level dense retrieval), set at extraction
 
 
 @dataclass
@@ -151,6 +152,8 @@ class WritePlan:
 
     episode_id: str | None = None
     episode_status: tuple[str, str | None, str | None] | None = None  # status, extractor, error
+    # The episode's own embedding (its content, turn level), set with its extraction.
+    episode_embedding: Vector | None = None
     entities_new: list[EntityRow] = field(default_factory=list)
     entity_aliases: dict[str, list[str]] = field(default_factory=dict)  # entity id -> all aliases
     facts_new: list[FactRow] = field(default_factory=list)
@@ -307,6 +310,10 @@ class GraphStore(Protocol):
     def vector_facts(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]: ...
 
     def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]: ...
+
+    def vector_episodes(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
+        """The group's ``n`` episodes most similar to ``vector`` (cosine), best first."""
+        ...
 
     def text_facts(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]: ...
 

@@ -71,6 +71,7 @@ def episode_export(ep: EpisodeRow) -> dict[str, Any]:
         "extractor": ep.extractor,
         "error": ep.error,
         "metadata": ep.metadata,
+        "embedding": _b64(ep.embedding),
     }
 
 
@@ -138,6 +139,7 @@ def episode_from_export(r: dict[str, Any]) -> EpisodeRow:
         extractor=r.get("extractor"),
         error=r.get("error"),
         metadata=r.get("metadata") or {},
+        embedding=_unb64(r.get("embedding")),
     )
 
 

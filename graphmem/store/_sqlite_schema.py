@@ -157,4 +157,85 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX fact_endings_episode ON fact_endings (episode_id);
         """,
     ),
+    (
+        4,
+        "episode embeddings; full-text and vector search inside one group",
+        # Each row's group as one token (its hex, ending in a digit so no stemmer touches it) in
+        # a second full-text column: a query ANDs it in, so the index itself returns the group's
+        # rows only and a query's cost follows the group, not the store. (group_id) indexes give
+        # the vector caches and speaker lists a group's rows in rowid order.
+        """
+        ALTER TABLE episodes ADD COLUMN embedding BLOB;
+        ALTER TABLE facts ADD COLUMN fts_group TEXT
+            GENERATED ALWAYS AS ('g' || hex(group_id) || '0') VIRTUAL;
+        CREATE INDEX facts_group ON facts (group_id);
+        ALTER TABLE entities ADD COLUMN fts_group TEXT
+            GENERATED ALWAYS AS ('g' || hex(group_id) || '0') VIRTUAL;
+        CREATE INDEX entities_group ON entities (group_id);
+        ALTER TABLE episodes ADD COLUMN fts_group TEXT
+            GENERATED ALWAYS AS ('g' || hex(group_id) || '0') VIRTUAL;
+        CREATE INDEX episodes_group ON episodes (group_id);
+        CREATE INDEX episodes_group_source ON episodes (group_id, source);
+        DROP TRIGGER IF EXISTS facts_fts_ai;
+        DROP TRIGGER IF EXISTS facts_fts_ad;
+        DROP TRIGGER IF EXISTS facts_fts_au;
+        DROP TABLE facts_fts;
+        CREATE VIRTUAL TABLE facts_fts USING fts5(
+            statement, fts_group,
+            content='facts', content_rowid='rowid', tokenize='porter unicode61');
+        CREATE TRIGGER facts_fts_ai AFTER INSERT ON facts BEGIN
+            INSERT INTO facts_fts(rowid, statement, fts_group)
+                VALUES (new.rowid, new.statement, new.fts_group);
+        END;
+        CREATE TRIGGER facts_fts_ad AFTER DELETE ON facts BEGIN
+            INSERT INTO facts_fts(facts_fts, rowid, statement, fts_group)
+            VALUES ('delete', old.rowid, old.statement, old.fts_group);
+        END;
+        CREATE TRIGGER facts_fts_au AFTER UPDATE OF statement ON facts BEGIN
+            INSERT INTO facts_fts(facts_fts, rowid, statement, fts_group)
+            VALUES ('delete', old.rowid, old.statement, old.fts_group);
+            INSERT INTO facts_fts(rowid, statement, fts_group)
+                VALUES (new.rowid, new.statement, new.fts_group);
+        END;
+        INSERT INTO facts_fts(facts_fts) VALUES ('rebuild');
+        DROP TRIGGER IF EXISTS entities_fts_ai;
+        DROP TRIGGER IF EXISTS entities_fts_ad;
+        DROP TRIGGER IF EXISTS entities_fts_au;
+        DROP TABLE entities_fts;
+        CREATE VIRTUAL TABLE entities_fts USING fts5(
+            search_text, fts_group,
+            content='entities', content_rowid='rowid', tokenize='unicode61');
+        CREATE TRIGGER entities_fts_ai AFTER INSERT ON entities BEGIN
+            INSERT INTO entities_fts(rowid, search_text, fts_group)
+                VALUES (new.rowid, new.search_text, new.fts_group);
+        END;
+        CREATE TRIGGER entities_fts_ad AFTER DELETE ON entities BEGIN
+            INSERT INTO entities_fts(entities_fts, rowid, search_text, fts_group)
+            VALUES ('delete', old.rowid, old.search_text, old.fts_group);
+        END;
+        CREATE TRIGGER entities_fts_au AFTER UPDATE OF search_text ON entities BEGIN
+            INSERT INTO entities_fts(entities_fts, rowid, search_text, fts_group)
+            VALUES ('delete', old.rowid, old.search_text, old.fts_group);
+            INSERT INTO entities_fts(rowid, search_text, fts_group)
+                VALUES (new.rowid, new.search_text, new.fts_group);
+        END;
+        INSERT INTO entities_fts(entities_fts) VALUES ('rebuild');
+        DROP TRIGGER IF EXISTS episodes_fts_ai;
+        DROP TRIGGER IF EXISTS episodes_fts_ad;
+        DROP TRIGGER IF EXISTS episodes_fts_au;
+        DROP TABLE episodes_fts;
+        CREATE VIRTUAL TABLE episodes_fts USING fts5(
+            content, fts_group,
+            content='episodes', content_rowid='rowid', tokenize='porter unicode61');
+        CREATE TRIGGER episodes_fts_ai AFTER INSERT ON episodes BEGIN
+            INSERT INTO episodes_fts(rowid, content, fts_group)
+                VALUES (new.rowid, new.content, new.fts_group);
+        END;
+        CREATE TRIGGER episodes_fts_ad AFTER DELETE ON episodes BEGIN
+            INSERT INTO episodes_fts(episodes_fts, rowid, content, fts_group)
+            VALUES ('delete', old.rowid, old.content, old.fts_group);
+        END;
+        INSERT INTO episodes_fts(episodes_fts) VALUES ('rebuild');
+        """,
+    ),
 ]

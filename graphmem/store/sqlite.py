@@ -52,6 +52,7 @@ _POSTINGS = 3000  # matching rows one full-text query may rank (1 to 5 µs each)
 _EXACT_ROWS = 50_000  # vector top-k is exact up to this many rows, sign-bit prefiltered above
 _OVERSAMPLE = 64  # candidates per wanted row for the exact rescoring above _EXACT_ROWS
 _MIN_CANDIDATES = 4096
+_VECTOR_CACHE_ROWS = 1_000_000  # vectors held in memory across groups (1.5 GiB at 384 dims)
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Function words: left out of full-text queries (they match everything and say nothing). Also
 # the "s" and "t" that the tokenizer splits off "Caroline's" and "don't".
@@ -94,6 +95,14 @@ FROM facts f JOIN entities s ON s.id = f.subject_id LEFT JOIN entities o ON o.id
 def _chunks(items: Sequence[Any], size: int = _MAX_VARS) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+_FTS_COLUMN = {"facts": "statement", "entities": "search_text", "episodes": "content"}
+
+
+def _group_token(group_id: str) -> str:
+    """The full-text token of a group (migration 4's ``fts_group``: 'g' + hex + '0')."""
+    return "g" + group_id.encode("utf-8").hex() + "0"
 
 
 def _marks(n: int) -> str:
@@ -276,6 +285,10 @@ class SQLiteStore:
                     f"{self.path} was written by a newer graphmem (schema v{max(done)}, "
                     f"this one knows v{newest}); upgrade graphmem"
                 )
+            if any(version not in done for version, _, _ in MIGRATIONS):
+                # The vocabulary views read the full-text tables a migration may rebuild.
+                for table in ("facts", "entities", "episodes"):
+                    conn.execute(f"DROP TABLE IF EXISTS temp.{table}_vocab")
             for version, name, sql in MIGRATIONS:
                 if version in done:
                     continue
@@ -368,7 +381,9 @@ class SQLiteStore:
         self, conn: sqlite3.Connection, episode: EpisodeRow
     ) -> tuple[EpisodeRow, bool]:
         cur = conn.execute(
-            "INSERT OR IGNORE INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT OR IGNORE INTO episodes (id, group_id, source, kind, content, "
+            "reference_time, ingested_at, content_hash, status, extractor, error, metadata, "
+            "embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 episode.id,
                 episode.group_id,
@@ -382,6 +397,7 @@ class SQLiteStore:
                 episode.extractor,
                 episode.error,
                 json.dumps(episode.metadata, ensure_ascii=False, default=str),
+                to_blob(episode.embedding),
             ),
         )
         created = cur.rowcount == 1
@@ -630,6 +646,11 @@ class SQLiteStore:
                 "UPDATE episodes SET status = ?, extractor = ?, error = ? WHERE id = ?",
                 (status, extractor, error, plan.episode_id),
             )
+        if plan.episode_id is not None and plan.episode_embedding is not None:
+            conn.execute(
+                "UPDATE episodes SET embedding = ? WHERE id = ?",
+                (to_blob(plan.episode_embedding), plan.episode_id),
+            )
         if plan.audit is not None:
             audit = dict(plan.audit)
             audit_id = make_id("audit", json.dumps(audit, sort_keys=True, default=str))
@@ -666,28 +687,41 @@ class SQLiteStore:
         seen = (self._data_version, self._write_count)
         if cache.seen == seen:
             return cache  # nothing committed since the last look
-        # New rows only: a rowid range scan, the group filtered here (cheap for appends). Read
-        # in batches into a buffer sized first, so a first load of 1M vectors does not hold
-        # every fetched row at once.
+        # The group's new rows only, through its (group_id) index in rowid order: other
+        # groups' rows are never read. Read in batches into a buffer sized first, so a first
+        # load of 1M vectors does not hold every fetched row at once.
         start = cache.high_rowid
         (count,) = self._execute(
-            f"SELECT count(*) FROM {table} WHERE rowid > ? AND group_id = ? "
-            "AND embedding IS NOT NULL",
-            (start, group_id),
+            f"SELECT count(*) FROM {table} INDEXED BY {table}_group "
+            "WHERE group_id = ? AND rowid > ?",
+            (group_id, start),
         ).fetchone()
         cache.reserve(int(count))
         cursor = self._execute(
-            f"SELECT rowid, id, embedding, group_id FROM {table} WHERE rowid > ? ORDER BY rowid",
-            (start,),
+            f"SELECT rowid, id, embedding FROM {table} INDEXED BY {table}_group "
+            "WHERE group_id = ? AND rowid > ? ORDER BY rowid",
+            (group_id, start),
         )
         while batch := cursor.fetchmany(20_000):
             cache.append(
-                [(r[0], r[1], r[2]) for r in batch
-                 if r[3] == group_id and r[2] is not None and len(r[2]) == dim * 4]
+                [(r[0], r[1], r[2]) for r in batch if r[2] is not None and len(r[2]) == dim * 4]
             )
             cache.high_rowid = max(cache.high_rowid, batch[-1][0])
         cache.seen = seen
+        self._evict_vectors(key)
         return cache
+
+    def _evict_vectors(self, keep: tuple[str, str]) -> None:
+        """Hold at most ``_VECTOR_CACHE_ROWS`` cached vectors: the least recently searched
+        groups' matrices go first (never the one being searched), so memory follows the groups
+        in use, not the store."""
+        self._vectors[keep] = self._vectors.pop(keep)  # most recent last
+        held = sum(len(m.ids) for m in self._vectors.values())
+        for key in list(self._vectors):
+            if held <= _VECTOR_CACHE_ROWS or key == keep:
+                break
+            held -= len(self._vectors.pop(key).ids)
+            self.__dict__.get("_bit_cache", {}).pop(key, None)
 
     def _vector_search(
         self, table: str, group_id: str, vector: Vector, n: int
@@ -750,45 +784,52 @@ class SQLiteStore:
     def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
         return self._vector_search("entities", group_id, vector, n)
 
-    def _term_plan(self, table: str, words: list[str]) -> tuple[list[str], int]:
-        """(words to query, rowid floor) for a full-text query.
+    def vector_episodes(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
+        return self._vector_search("episodes", group_id, vector, n)
+
+    def _term_plan(self, table: str, group_id: str, words: list[str]) -> tuple[list[str], int]:
+        """(words to query, rowid floor) for a full-text query inside one group.
 
         Ranking costs about a microsecond per matching row, so a query costs the sum of its
-        words' postings; a very common word costs most and, with its low IDF, weighs least. Words
-        are kept rarest first while their postings fit ``_POSTINGS``; the rarest is always kept,
-        and a floor above 0 limits it to the newest rows, sized to hold about ``_POSTINGS``
-        matches. Porter stems are found as the longest vocabulary entry that is a prefix of the
-        word. Small tables keep every word."""
-        total = self._row_count(table)
-        if total <= _POSTINGS or not words:
+        words' postings in the group; a very common word costs most and, with its low IDF,
+        weighs least. A group of at most ``_POSTINGS`` rows keeps every word. In a larger one a
+        word's postings are estimated from its store-wide document frequency scaled by the
+        group's share of the rows, and words are kept rarest first while they fit
+        ``_POSTINGS``; the rarest is always kept, and a floor above 0 limits it to the group's
+        newest rows, about ``_POSTINGS`` matches. Porter stems are found as the longest
+        vocabulary entry that is a prefix of the word."""
+        rows = self._group_rows(table, group_id)
+        if rows <= _POSTINGS or not words:
             return words, 0
+        total = self._row_count(table)
+        share = rows / max(total, rows, 1)
         # Document frequencies, remembered until the table grows (or another connection writes).
         cache: dict[tuple[str, str], tuple[int, int]] = self.__dict__.setdefault(
             "_vocab_cache", {}
         )
         if len(cache) > 50_000:
             cache.clear()
-        frequency: dict[str, int] = {}
+        frequency: dict[str, float] = {}
         for word in words:
             held = cache.get((table, word))
-            if held is not None and held[0] == total:
-                frequency[word] = held[1]
-                continue
-            prefixes = [word[:n] for n in range(len(word), 2, -1)] or [word]
-            rows = self._execute(
-                f"SELECT term, doc FROM temp.{table}_vocab WHERE term IN ({_marks(len(prefixes))})",
-                prefixes,
-            ).fetchall()
-            best = max(rows, key=lambda r: len(r[0]), default=None)
-            frequency[word] = int(best[1]) if best is not None else 0
-            cache[(table, word)] = (total, frequency[word])
+            if held is None or held[0] != total:
+                prefixes = [word[:n] for n in range(len(word), 2, -1)] or [word]
+                found = self._execute(
+                    f"SELECT term, doc FROM temp.{table}_vocab "
+                    f"WHERE term IN ({_marks(len(prefixes))})",
+                    prefixes,
+                ).fetchall()
+                best = max(found, key=lambda r: len(r[0]), default=None)
+                held = (total, int(best[1]) if best is not None else 0)
+                cache[(table, word)] = held
+            frequency[word] = held[1] * share
         # A word not in the vocabulary matches nothing and costs nothing: it must not take the
         # place of the rarest word that does match.
         ordered = sorted((w for w in words if frequency[w] > 0), key=lambda w: frequency[w])
         if not ordered:
             return words, 0
         keep: set[str] = set()
-        spent = 0
+        spent = 0.0
         for word in ordered:
             if keep and spent + frequency[word] > _POSTINGS:
                 break
@@ -796,7 +837,13 @@ class SQLiteStore:
             spent += frequency[word]
         floor = 0
         if spent > _POSTINGS:  # only the rarest word, and it is common: the newest rows only
-            floor = max(0, total - int(total * _POSTINGS / spent))
+            newest = int(rows * _POSTINGS / spent)
+            row = self._execute(
+                f"SELECT rowid FROM {table} INDEXED BY {table}_group WHERE group_id = ? "
+                "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (group_id, newest),
+            ).fetchone()
+            floor = int(row[0]) if row is not None else 0
         return [w for w in words if w in keep], floor
 
     def _row_count(self, table: str) -> int:
@@ -809,34 +856,45 @@ class SQLiteStore:
             return count
         return cached[1]
 
+    def _group_rows(self, table: str, group_id: str) -> int:
+        """The group's row count (its index only), remembered until the next write."""
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        seen = (version, self._write_count)
+        cache: dict[tuple[str, str], tuple[tuple[int, int], int]] = self.__dict__.setdefault(
+            "_group_counts", {}
+        )
+        held = cache.get((table, group_id))
+        if held is not None and held[0] == seen:
+            return held[1]
+        if len(cache) > 10_000:
+            cache.clear()
+        (count,) = self._execute(
+            f"SELECT count(*) FROM {table} INDEXED BY {table}_group WHERE group_id = ?",
+            (group_id,),
+        ).fetchone()
+        cache[(table, group_id)] = (seen, int(count))
+        return int(count)
+
     def _text(self, table: str, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
+        """BM25 top ``n`` of the group's rows. The group's token is ANDed into the match, so
+        the index returns only the group's rows and ranks only those (the token's own column
+        weighs 0)."""
         words = fts_words(query)
         if not words:
             return []
+        column = _FTS_COLUMN[table]
+        token = _group_token(group_id)
         with self._lock:
-            words, floor = self._term_plan(table, words)
-            match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-            # Rank inside FTS first (cheap), then keep the group's rows; widen if other groups
-            # starve it, unless every match was already ranked.
-            for depth in (4 * n, 64 * n):
-                ranked = self._execute(
-                    f"SELECT t.id, r.score, t.group_id FROM (SELECT rowid AS rid, -rank AS score "
-                    f"FROM {table}_fts WHERE {table}_fts MATCH ? AND rowid > ? "
-                    f"ORDER BY rank LIMIT ?) r "
-                    f"JOIN {table} t ON t.rowid = r.rid ORDER BY r.score DESC",
-                    (match, floor, depth),
-                ).fetchall()
-                rows = [(r[0], r[1]) for r in ranked if r[2] == group_id][:n]
-                if len(rows) >= n or (len(ranked) < depth and floor == 0):
-                    break
-            else:
-                rows = self._execute(
-                    f"SELECT t.id, -bm25({table}_fts) FROM {table}_fts "
-                    f"JOIN {table} t ON t.rowid = {table}_fts.rowid "
-                    f"WHERE {table}_fts MATCH ? AND t.group_id = ? "
-                    f"ORDER BY bm25({table}_fts) LIMIT ?",
-                    (match, group_id, n),
-                ).fetchall()
+            words, floor = self._term_plan(table, group_id, words)
+            terms = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+            match = f'fts_group : "{token}" AND {column} : ({terms})'
+            rows = self._execute(
+                f"SELECT t.id, -bm25({table}_fts, 1.0, 0.0) FROM {table}_fts "
+                f"JOIN {table} t ON t.rowid = {table}_fts.rowid "
+                f"WHERE {table}_fts MATCH ? AND {table}_fts.rowid > ? AND t.group_id = ? "
+                f"ORDER BY bm25({table}_fts, 1.0, 0.0) LIMIT ?",
+                (match, floor, group_id, n),
+            ).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def text_facts(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
@@ -851,33 +909,37 @@ class SQLiteStore:
     def speakers(self, group_id: str) -> dict[str, str]:
         """The speakers of the group's episodes (``metadata.speaker`` or ``.name``) by name key.
 
-        Kept in memory and brought up to date by a rowid range scan of new episodes only, like the
-        vector matrices; a deletion elsewhere (new vector epoch) rebuilds it.
+        Kept in memory per group and brought up to date by a scan of the group's new episodes
+        only (its (group_id) index, in rowid order), like the vector matrices; a deletion
+        elsewhere (new vector epoch) rebuilds it.
         """
         from .._ids import entity_key
 
         with self._lock:
             version = self.conn.execute("PRAGMA data_version").fetchone()[0]
             seen = (version, self._write_count)
-            cache: dict[str, Any] | None = self.__dict__.get("_speaker_cache")
-            if cache is None or cache["seen"] != seen:
-                epoch = self.get_meta("vector_epoch") or ""
-                if cache is None or cache["epoch"] != epoch:
-                    cache = {"epoch": epoch, "high": 0, "groups": {}, "seen": None}
-                    self.__dict__["_speaker_cache"] = cache
+            epoch = self.get_meta("vector_epoch") or ""
+            groups: dict[str, dict[str, Any]] = self.__dict__.setdefault("_speaker_cache", {})
+            cache = groups.get(group_id)
+            if cache is None or cache["epoch"] != epoch:
+                cache = {"epoch": epoch, "high": 0, "names": {}, "seen": None}
+                if len(groups) > 10_000:
+                    groups.clear()
+                groups[group_id] = cache
+            if cache["seen"] != seen:
                 rows = self._execute(
-                    "SELECT rowid, group_id, coalesce(json_extract(metadata, '$.speaker'), "
-                    "json_extract(metadata, '$.name')) FROM episodes WHERE rowid > ? "
-                    "ORDER BY rowid",
-                    (cache["high"],),
+                    "SELECT rowid, coalesce(json_extract(metadata, '$.speaker'), "
+                    "json_extract(metadata, '$.name')) FROM episodes INDEXED BY episodes_group "
+                    "WHERE group_id = ? AND rowid > ? ORDER BY rowid",
+                    (group_id, cache["high"]),
                 ).fetchall()
-                for _rowid, gid, name in rows:
+                for _rowid, name in rows:
                     if isinstance(name, str) and name.strip():
-                        cache["groups"].setdefault(gid, {})[entity_key(name)] = name.strip()
+                        cache["names"][entity_key(name)] = name.strip()
                 if rows:
                     cache["high"] = rows[-1][0]
                 cache["seen"] = seen
-            return dict(cache["groups"].get(group_id, {}))
+            return dict(cache["names"])
 
     def episode_context(
         self, episode_ids: Sequence[str], window: int = 1
@@ -887,7 +949,7 @@ class SQLiteStore:
         adjacent turns).
 
         Returns ((speaker, reference_time ms) by episode id, for the episodes and their
-        neighbours; (neighbour id, distance) by episode id). Rowid lookups only: cheap at any
+        neighbours; (neighbour id, distance) by episode id). Index lookups only: cheap at any
         store size.
         """
         wanted = list(dict.fromkeys(episode_ids))
@@ -907,29 +969,28 @@ class SQLiteStore:
         neighbours: dict[str, list[tuple[str, int]]] = {eid: [] for eid in base}
         if window <= 0 or not base:
             return speakers, neighbours
-        # Look a little wider than the window: other sources' episodes may be interleaved.
-        reach = window + 1
-        rowids = sorted(
-            {r + d for r, _, _ in base.values() for d in range(-reach, reach + 1) if r + d > 0}
+        # The group's and source's previous and next turns, through the (group_id, source)
+        # index in rowid order: other groups' or sources' episodes written in between (another
+        # tenant's ingest, another conversation) are never read.
+        side = (
+            f"SELECT rowid, id, {speaker_sql}, reference_time FROM episodes "
+            "INDEXED BY episodes_group_source WHERE group_id = ? AND source IS ? AND rowid {op} ? "
+            "ORDER BY rowid {order} LIMIT ?"
         )
-        near: dict[int, tuple[str, str, str | None]] = {}
-        for chunk in _chunks(rowids):
-            for rowid, eid, gid, source, who, when in self._all(
-                f"SELECT rowid, id, group_id, source, {speaker_sql}, reference_time "
-                f"FROM episodes WHERE rowid IN ({_marks(len(chunk))})",
-                chunk,
-            ):
-                near[rowid] = (eid, gid, source)
-                speakers.setdefault(eid, (who if isinstance(who, str) else None, when))
-        for eid, (rowid, gid, source) in base.items():
-            for step in (-1, 1):
-                found = 0
-                for r in range(rowid + step, rowid + step * (reach + 1), step):
-                    if r in near and near[r][1] == gid and near[r][2] == source:
-                        found += 1
-                        neighbours[eid].append((near[r][0], found))
-                        if found == window:
-                            break
+        before = side.format(op="<", order="DESC")
+        after = side.format(op=">", order="ASC")
+        sql = f"SELECT * FROM ({before}) UNION ALL SELECT * FROM ({after})"
+        with self._lock:
+            for eid, (rowid, gid, source) in base.items():
+                rows = self._execute(
+                    sql, (gid, source, rowid, window, gid, source, rowid, window)
+                ).fetchall()
+                steps = {-1: 0, 1: 0}
+                for near_rowid, near_id, who, when in rows:
+                    step = -1 if near_rowid < rowid else 1
+                    steps[step] += 1
+                    neighbours[eid].append((near_id, steps[step]))
+                    speakers.setdefault(near_id, (who if isinstance(who, str) else None, when))
         return speakers, neighbours
 
     def find_entities(self, group_id: str, keys: Sequence[str]) -> list[EntityRecord]:
@@ -1462,6 +1523,7 @@ def _episode_row(row: sqlite3.Row | tuple[Any, ...]) -> EpisodeRow:
         extractor=row[9],
         error=row[10],
         metadata=json.loads(row[11] or "{}"),
+        embedding=from_blob(row[12]) if len(row) > 12 else None,
     )
 
 
