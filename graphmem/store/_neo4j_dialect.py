@@ -5,12 +5,18 @@ dialect here; nothing else in the store looks at the server. What differs (measu
 docs/dev/bolt-test-server.md):
 
 - Neo4j 5: vector and full-text indexes are Cypher DDL (``graphmem/cypher/schema/*.cypher``),
-  named ``graphmem_fact_embedding`` etc.; new indexes are awaited with ``db.awaitIndexes``.
+  named ``graphmem_fact_embedding`` etc.; new indexes are awaited with ``db.awaitIndexes``;
+  ``vector.similarity.cosine`` scores ``(1 + cos) / 2``.
+- Neo4j 2026.01 and later: vector indexes also hold ``group_id`` as a filter property
+  (``WITH [n.group_id]``, Cypher 25) and a large group is searched with ``SEARCH … WHERE
+  n.group_id = $group_id`` (filtered inside the index); their names end in ``_by_group``.
 - ArcadeDB ("Neo4j/5.26.0 compatible (ArcadeDB …)"): Cypher refuses ``CREATE VECTOR INDEX``
   and ``CREATE FULLTEXT INDEX``, so those are ArcadeDB SQL sent over its HTTP API (stdlib
   ``urllib``, same credentials and database); the query procedures name indexes
   ``'Label[prop]'`` / ``'Label[p1,p2]'``; ``db.awaitIndexes`` does not exist (indexes are usable
-  as soon as the DDL returns).
+  as soon as the DDL returns); ``vector.similarity.cosine`` is the raw cosine in [-1, 1]; the
+  vector index cannot filter (a large group's vectors are searched in the whole index and
+  filtered after).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -27,11 +34,36 @@ from typing import Any
 
 from .._errors import SchemaError, StoreError
 
-__all__ = ["ArcadeDBDialect", "Dialect", "Neo4jDialect", "select_dialect"]
+__all__ = [
+    "GROUP_TOKEN",
+    "TEXT_FIELDS",
+    "ArcadeDBDialect",
+    "Dialect",
+    "Neo4jDialect",
+    "neo4j_version",
+    "select_dialect",
+]
 
-# What the search methods ask for, by role: (vector index of Fact, of Entity; full-text index
-# of Fact statements, of Entity names + alias text, of Episode content).
-ROLES = ("fact_embedding", "entity_embedding", "fact_text", "entity_text", "episode_text")
+# What the search methods ask for, by role: (vector index of Fact, of Entity, of Episode;
+# full-text index of Fact statements, of Entity names + alias text, of Episode content).
+ROLES = (
+    "fact_embedding",
+    "entity_embedding",
+    "episode_embedding",
+    "fact_text",
+    "entity_text",
+    "episode_text",
+)
+# The text properties each full-text role searches; since migration 6 every full-text index also
+# holds the node's group token (GROUP_TOKEN), which a search requires.
+TEXT_FIELDS: dict[str, tuple[str, ...]] = {
+    "fact_text": ("statement",),
+    "entity_text": ("name", "alias_text"),
+    "episode_text": ("content",),
+}
+GROUP_TOKEN = "group_token"
+# The first Neo4j release with vector search filtered inside the index (SEARCH, Cypher 25).
+FILTERED_VECTORS_SINCE = (2026, 1)
 
 # Runs one named Cypher file's statements (the store's auto-commit schema runner).
 CypherRunner = Callable[[str, dict[str, Any]], None]
@@ -42,26 +74,45 @@ class Dialect:
     """Neo4j 5 behaviour; subclasses override only what their server does differently."""
 
     name: str = "neo4j"
+    # vector.similarity.cosine gives the raw cosine (True) or (1 + cos) / 2 like Neo4j (False).
+    raw_cosine: bool = False
+    # Vector indexes filter by group inside the index (SEARCH ... WHERE; Neo4j 2026.01+).
+    filtered_vectors: bool = False
 
     def index_name(self, role: str) -> str:
+        suffix = "_by_group" if self.filtered_vectors else ""
         return {
-            "fact_embedding": "graphmem_fact_embedding",
-            "entity_embedding": "graphmem_entity_embedding",
-            "fact_text": "graphmem_fact_statement",
-            "entity_text": "graphmem_entity_names",
-            "episode_text": "graphmem_episode_content",
+            "fact_embedding": "graphmem_fact_embedding" + suffix,
+            "entity_embedding": "graphmem_entity_embedding" + suffix,
+            "episode_embedding": "graphmem_episode_embedding" + suffix,
+            "fact_text": "graphmem_fact_statement_group",
+            "entity_text": "graphmem_entity_names_group",
+            "episode_text": "graphmem_episode_content_group",
         }[role]
 
     def fulltext_indexes(self, run_cypher: CypherRunner) -> None:
-        """Migration 3: the full-text indexes."""
+        """Migration 3: the first full-text indexes (text only; migration 6 replaces them)."""
         run_cypher("schema/003_fulltext_indexes", {})
 
+    def group_fulltext_indexes(self, run_cypher: CypherRunner) -> None:
+        """Migration 6: full-text indexes holding the group token beside the text (the nodes'
+        tokens are written first), and the text-only ones of migration 3 dropped."""
+        run_cypher("schema/006_group_fulltext_indexes", {})
+
     def vector_indexes(self, run_cypher: CypherRunner, dim: int) -> None:
-        """Cosine vector indexes on Fact.embedding and Entity.embedding (IF NOT EXISTS)."""
-        run_cypher("schema/vector_indexes", {"dimensions": int(dim)})
+        """Cosine vector indexes on Fact, Entity and Episode embeddings (IF NOT EXISTS); with
+        group_id as a filter property where the server has it (then the unfiltered ones of an
+        older server are dropped)."""
+        if self.filtered_vectors:
+            run_cypher("schema/vector_indexes_by_group", {"dimensions": int(dim)})
+            run_cypher("schema/drop_vector_indexes", {})
+        else:
+            run_cypher("schema/vector_indexes", {"dimensions": int(dim)})
 
     def drop_vector_indexes(self, run_cypher: CypherRunner) -> None:
         run_cypher("schema/drop_vector_indexes", {})
+        if self.filtered_vectors:
+            run_cypher("schema/drop_vector_indexes_by_group", {})
 
     def await_indexes(self, run_cypher: CypherRunner, timeout_s: int = 300) -> None:
         run_cypher("schema/await_indexes", {"timeout_s": int(timeout_s)})
@@ -70,6 +121,13 @@ class Dialect:
 @dataclass(frozen=True)
 class Neo4jDialect(Dialect):
     name: str = "neo4j"
+    version: tuple[int, int] = (5, 0)
+
+
+def neo4j_version(agent: str) -> tuple[int, int]:
+    """``Neo4j/5.26.0`` -> (5, 26), ``Neo4j/2026.01.1`` -> (2026, 1); (5, 0) when unreadable."""
+    found = re.search(r"Neo4j/(\d+)\.(\d+)", agent)
+    return (int(found.group(1)), int(found.group(2))) if found else (5, 0)
 
 
 @dataclass(frozen=True)
@@ -77,6 +135,7 @@ class ArcadeDBDialect(Dialect):
     """ArcadeDB's Bolt plugin: index DDL in ArcadeDB SQL over HTTP, ``Label[prop]`` names."""
 
     name: str = "arcadedb"
+    raw_cosine: bool = True
     http_url: str = "http://127.0.0.1:2480"
     user: str = "root"
     password: str = ""
@@ -87,9 +146,10 @@ class ArcadeDBDialect(Dialect):
         return {
             "fact_embedding": "Fact[embedding]",
             "entity_embedding": "Entity[embedding]",
-            "fact_text": "Fact[statement]",
-            "entity_text": "Entity[name,alias_text]",
-            "episode_text": "Episode[content]",
+            "episode_embedding": "Episode[embedding]",
+            "fact_text": "Fact[statement,group_token]",
+            "entity_text": "Entity[name,alias_text,group_token]",
+            "episode_text": "Episode[content,group_token]",
         }[role]
 
     def fulltext_indexes(self, run_cypher: CypherRunner) -> None:
@@ -110,11 +170,30 @@ class ArcadeDBDialect(Dialect):
         ):
             self.sql(command)
 
+    def group_fulltext_indexes(self, run_cypher: CypherRunner) -> None:
+        # The token is a STRING property with no other index (an LSM index on it would block
+        # the FULL_TEXT one); the new index indexes the rows already there. The analyzers are
+        # Neo4j's (schema/006_group_fulltext_indexes): statements and episodes are stemmed
+        # (Lucene's EnglishAnalyzer), names are not (StandardAnalyzer: no stop words).
+        english = " METADATA {analyzer: 'org.apache.lucene.analysis.en.EnglishAnalyzer'}"
+        for label, fields, options in (
+            ("Fact", "statement", english),
+            ("Entity", "name, alias_text", ""),
+            ("Episode", "content", english),
+        ):
+            self.sql(f"CREATE PROPERTY {label}.{GROUP_TOKEN} IF NOT EXISTS STRING")
+            self.sql(
+                f"CREATE INDEX IF NOT EXISTS ON {label} ({fields}, {GROUP_TOKEN}) FULL_TEXT"
+                + options
+            )
+            old = fields.replace(" ", "")
+            self.sql(f"DROP INDEX `{label}[{old}]` IF EXISTS")
+
     def vector_indexes(self, run_cypher: CypherRunner, dim: int) -> None:
         dim = int(dim)  # an int from the embedder record, never text from data
         if dim <= 0:
             raise SchemaError(f"vector dimension must be positive, got {dim}")
-        for label in ("Fact", "Entity"):
+        for label in ("Fact", "Entity", "Episode"):
             self.sql(f"CREATE VERTEX TYPE {label} IF NOT EXISTS")
             self.sql(f"CREATE PROPERTY {label}.embedding IF NOT EXISTS ARRAY_OF_FLOATS")
             self.sql(
@@ -123,7 +202,7 @@ class ArcadeDBDialect(Dialect):
             )
 
     def drop_vector_indexes(self, run_cypher: CypherRunner) -> None:
-        for label in ("Fact", "Entity"):
+        for label in ("Fact", "Entity", "Episode"):
             self.sql(f"DROP INDEX `{label}[embedding]` IF EXISTS")
 
     def await_indexes(self, run_cypher: CypherRunner, timeout_s: int = 300) -> None:
@@ -189,7 +268,7 @@ def select_dialect(
     database: str | None,
     http_url: str | None = None,
 ) -> Dialect:
-    """The dialect for a server agent string such as ``Neo4j/5.26.0`` or
+    """The dialect for a server agent string such as ``Neo4j/5.26.0``, ``Neo4j/2026.01.0`` or
     ``Neo4j/5.26.0 compatible (ArcadeDB 26.10.2)``."""
     if "arcadedb" in agent.lower():
         url = (
@@ -201,4 +280,5 @@ def select_dialect(
         return ArcadeDBDialect(
             http_url=url, user=user, password=password, database=database or "neo4j"
         )
-    return Neo4jDialect()
+    version = neo4j_version(agent)
+    return Neo4jDialect(version=version, filtered_vectors=version >= FILTERED_VECTORS_SINCE)

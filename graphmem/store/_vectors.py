@@ -60,7 +60,8 @@ class VectorMatrix:
         capacity = 0 if self._buffer is None else self._buffer.shape[0]
         if need <= capacity:
             return
-        grown = np.empty((max(need, capacity + capacity // 4, 1024), self.dim), dtype=np.float32)
+        # Small first: a store of many small groups holds one matrix per group searched.
+        grown = np.empty((max(need, capacity + capacity // 4, 64), self.dim), dtype=np.float32)
         if self._buffer is not None and self._rows:
             grown[: self._rows] = self._buffer[: self._rows]
         self._buffer = grown
@@ -75,6 +76,11 @@ class VectorMatrix:
         self._rows += len(rows)
         self.ids.extend(fact_id for _, fact_id, _ in rows)
         self.high_rowid = max(self.high_rowid, rows[-1][0])
+
+    @property
+    def capacity(self) -> int:
+        """Rows the buffer holds room for (what it costs in memory)."""
+        return 0 if self._buffer is None else int(self._buffer.shape[0])
 
     def matrix(self) -> Vector:
         """The rows so far (a view: later appends write past its end, never into it)."""

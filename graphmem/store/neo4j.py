@@ -21,9 +21,12 @@ embeddings are float lists; JSON maps (metadata, attributes, audit details) are 
 SQLite's insertion order (rowid) for ties and exports.
 
 Every query is a named file in ``graphmem/cypher/`` (``graphmem.store._cypher``); values are only
-ever ``$parameters``. Writes: one managed write transaction per ``write``/``write_many`` (the
-driver retries transient failures, re-running the units of work, which are pure), serialised by a
-lock node; reads are routed to readers (``routing_=READ``).
+ever ``$parameters``. Searches keep to one group inside the indexes (``_neo4j_search``: episodes,
+facts and entities carry a ``group_token`` that the full-text indexes hold; vectors are scanned
+per group, or searched with an in-index group filter where the server has one). Writes: one
+managed write transaction per ``write``/``write_many`` (the driver retries transient failures,
+re-running the units of work, which are pure), serialised by a lock node; reads are routed to
+readers (``routing_=READ``).
 """
 
 from __future__ import annotations
@@ -84,15 +87,15 @@ from ._export import (
 )
 from ._neo4j_browser import browser_instructions
 from ._neo4j_dialect import Dialect, select_dialect
-from .sqlite import fts_words
+from ._neo4j_search import GroupSearch, backfill_group_tokens, group_token, lucene_query
 
 __all__ = ["MIGRATIONS", "Neo4jStore", "browser_instructions", "lucene_query"]
 
 T = TypeVar("T")
 
-# Ordered schema migrations: (version, name, Cypher file). Migration 3 goes through the dialect
-# (ArcadeDB creates full-text indexes with SQL). Vector indexes are not numbered: their dimension
-# is the embedder's, known once the facade records it (``set_meta("embedder", …)``).
+# Ordered schema migrations: (version, name, Cypher file). Migrations 3 and 6 go through the
+# dialect (ArcadeDB creates full-text indexes with SQL). Vector indexes are not numbered: their
+# dimension is the embedder's, known once the facade records it (``set_meta("embedder", …)``).
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "uniqueness constraints", "schema/001_constraints"),
     (2, "range indexes for group lookups and temporal filters", "schema/002_range_indexes"),
@@ -103,8 +106,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (4, "arrival-order index on episodes by group", "schema/004_episode_order"),
     (5, "episode speakers derived from metadata", "episodes/speaker_set"),
+    (
+        6,
+        "group-scoped full-text indexes (group tokens)",
+        "schema/006_group_fulltext_indexes",
+    ),
 ]
 _FULLTEXT_MIGRATION = "schema/003_fulltext_indexes"
+_GROUP_FULLTEXT_MIGRATION = "schema/006_group_fulltext_indexes"
 _SPEAKER_MIGRATION = "episodes/speaker_set"
 # GraphmemMeta key changed by every episode deletion: the speakers cache starts over on it.
 _EPISODE_EPOCH = "episode_epoch"
@@ -113,27 +122,13 @@ _EPISODE_EPOCH = "episode_epoch"
 _SEQ_MARGIN = 60_000_000
 
 _CHUNK = 1000  # ids per UNWIND batch on reads
-_MAX_CANDIDATES = 10_000  # most index hits fetched to find n within one group
 _CONSTRAINT_RETRIES = 5  # re-runs of a write that lost a race to a unique key (see _write_tx)
 _LINK_QUERIES = {"SUPERSEDES": "facts/supersedes_add", "CONTRADICTS": "facts/contradicts_add"}
-_LUCENE_SPECIAL = set('+-&|!(){}[]^"~*?:\\/')
 
 
 def _chunks(items: Sequence[T], size: int = _CHUNK) -> Iterator[Sequence[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def lucene_query(text: str) -> str | None:
-    """A Lucene OR-query of the text's words (the SQLite store's word selection: stop words
-    dropped), each quoted and escaped, so no query syntax from the user's text reaches the
-    parser."""
-    words = fts_words(text)
-    if not words:
-        return None
-    return " OR ".join(
-        '"' + "".join("\\" + ch if ch in _LUCENE_SPECIAL else ch for ch in w) + '"' for w in words
-    )
 
 
 def _env(*names: str) -> str | None:
@@ -183,6 +178,7 @@ def _episode_row(p: dict[str, Any]) -> EpisodeRow:
         extractor=p.get("extractor"),
         error=p.get("error"),
         metadata=json.loads(p.get("metadata") or "{}"),
+        embedding=_vector(p.get("embedding")),  # only the export reads it (as on SQLite)
     )
 
 
@@ -390,6 +386,7 @@ class Neo4jStore:
         # speakers(): by group, (episode epoch, highest seq read, name by key)
         self._speaker_lock = threading.Lock()
         self._speaker_cache: dict[str, tuple[Any, int, dict[str, str]]] = {}
+        self._search = GroupSearch(self._read)
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -449,6 +446,7 @@ class Neo4jStore:
             self._driver = None
             self._dialect = None
             self._vector_dim = None
+            self._search.forget()
 
     def _error(self, what: str, exc: BaseException) -> StoreError:
         detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
@@ -566,6 +564,9 @@ class Neo4jStore:
                 try:
                     if file == _FULLTEXT_MIGRATION:
                         self.dialect.fulltext_indexes(self._schema)
+                    elif file == _GROUP_FULLTEXT_MIGRATION:
+                        backfill_group_tokens(self._stream, self._write_tx)
+                        self.dialect.group_fulltext_indexes(self._schema)
                     elif file == _SPEAKER_MIGRATION:
                         self._backfill_speakers()
                     else:
@@ -671,6 +672,7 @@ class Neo4jStore:
         """Delete every node and relationship of the database (schema is kept). Tests only."""
         with self._speaker_lock:
             self._speaker_cache.clear()
+        self._search.forget()
         total = 0
         while True:
             rows = self._write_tx(
@@ -787,10 +789,14 @@ class Neo4jStore:
         if self._vector_dim is not None:
             return
         for plan in plans:
-            rows: list[FactRow | EntityRow] = [*plan.facts_new, *plan.entities_new]
-            for row in rows:
-                if row.embedding is not None and row.embedding.shape[0] > 0:
-                    self._ensure_vector_indexes(int(row.embedding.shape[0]))
+            vectors = [
+                plan.episode_embedding,
+                *(f.embedding for f in plan.facts_new),
+                *(e.embedding for e in plan.entities_new),
+            ]
+            for vector in vectors:
+                if vector is not None and vector.shape[0] > 0:
+                    self._ensure_vector_indexes(int(vector.shape[0]))
                     return
 
     def _apply(self, tx: ManagedTransaction, plan: WritePlan) -> None:
@@ -928,6 +934,13 @@ class Neo4jStore:
                 plan.audit["entities_removed"] = plan.audit.get("entities_removed", 0) + len(
                     orphans
                 )
+        if plan.episode_id is not None and plan.episode_embedding is not None:
+            _run(
+                tx,
+                "episodes/embedding_set",
+                id=plan.episode_id,
+                embedding=_float_list(plan.episode_embedding),
+            )
         if plan.episode_id is not None and plan.episode_status is not None:
             status, extractor, error = plan.episode_status
             _run(
@@ -961,25 +974,6 @@ class Neo4jStore:
                 self._ensure_vector_indexes(_embedder_dim(recorded))
         return self._vector_dim is not None
 
-    def _index_search(
-        self, name: str, role: str, group_id: str, n: int, /, **params: Any
-    ) -> list[tuple[str, float]]:
-        """Top ``n`` hits of one group from a global index: ask for more candidates until
-        ``n`` are found in the group or the index has no more."""
-        if n <= 0:
-            return []
-        candidates = min(max(4 * n, 64), _MAX_CANDIDATES)
-        index = self.dialect.index_name(role)
-        while True:
-            rows = self._read(
-                name, index=index, candidates=candidates, group_id=group_id, limit=n, **params
-            )
-            got = int(rows[0]["candidates"]) if rows else 0
-            hits = list(rows[0]["hits"]) if rows else []
-            if len(hits) >= n or got < candidates or candidates >= _MAX_CANDIDATES:
-                return [(str(h[0]), float(h[1])) for h in hits[:n]]
-            candidates = min(candidates * 8, _MAX_CANDIDATES)
-
     def _vector(self, role: str, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
         if not self._vectors_ready():
             return []
@@ -992,9 +986,7 @@ class Neo4jStore:
         assert values is not None
         if not any(values):
             return []  # a zero vector has no cosine
-        hits = self._index_search("search/vector", role, group_id, n, vector=values)
-        # The index scores (1 + cos) / 2 on Neo4j and ArcadeDB; report cosine like SQLite.
-        return [(fid, 2.0 * score - 1.0) for fid, score in hits]
+        return self._search.vector(self.dialect, role, group_id, values, n)
 
     def vector_facts(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
         return self._vector("fact_embedding", group_id, vector, n)
@@ -1002,20 +994,18 @@ class Neo4jStore:
     def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
         return self._vector("entity_embedding", group_id, vector, n)
 
-    def _text(self, role: str, group_id: str, text: str, n: int) -> list[tuple[str, float]]:
-        lucene = lucene_query(text)
-        if lucene is None:
-            return []
-        return self._index_search("search/fulltext", role, group_id, n, query=lucene)
+    def vector_episodes(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]:
+        """The group's ``n`` episodes most similar to ``vector`` (cosine), best first."""
+        return self._vector("episode_embedding", group_id, vector, n)
 
     def text_facts(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
-        return self._text("fact_text", group_id, query, n)
+        return self._search.text(self.dialect, "fact_text", group_id, query, n)
 
     def text_entities(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
-        return self._text("entity_text", group_id, query, n)
+        return self._search.text(self.dialect, "entity_text", group_id, query, n)
 
     def text_episodes(self, group_id: str, query: str, n: int) -> list[tuple[str, float]]:
-        return self._text("episode_text", group_id, query, n)
+        return self._search.text(self.dialect, "episode_text", group_id, query, n)
 
     def speakers(self, group_id: str) -> dict[str, str]:
         """The speakers of the group's episodes (``metadata.speaker`` or ``.name``) by name key,
@@ -1155,6 +1145,16 @@ class Neo4jStore:
                 record = _fact_record(row, view)
                 found[record.id] = record
         return [found[i] for i in wanted if i in found]
+
+    def record_facts(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(episode id, fact id) for each fact that those of the episodes which are JSON
+        records support (FROM_EPISODE), in any view: callers narrow them with
+        ``fact_stubs``."""
+        return [
+            (str(r["episode_id"]), str(r["fact_id"]))
+            for chunk in _chunks(list(dict.fromkeys(episode_ids)))
+            for r in self._read("episodes/record_facts", ids=list(chunk))
+        ]
 
     def fact_stubs(
         self, fact_ids: Sequence[str], view: TimeView
@@ -1352,7 +1352,8 @@ class Neo4jStore:
             }
 
         counts = self._write_tx(work, "import")
-        self._after_write([plan])
+        vector = next((ep.embedding for ep in episodes if ep.embedding is not None), None)
+        self._after_write([dataclasses.replace(plan, episode_embedding=vector)])
         return counts
 
 
@@ -1385,6 +1386,8 @@ def _episode_params(ep: EpisodeRow, seq: int) -> dict[str, Any]:
         "metadata": _json_dump(ep.metadata),
         "speaker": episode_speaker(ep.metadata),
         "seq": seq,
+        "group_token": group_token(ep.group_id),
+        "embedding": _float_list(ep.embedding),
     }
 
 
@@ -1419,6 +1422,7 @@ def _entity_params(e: EntityRow, seq: int) -> dict[str, Any]:
         "created_at": int(e.created_at),
         "attributes": _json_dump(e.attributes),
         "seq": seq,
+        "group_token": group_token(e.group_id),
     }
 
 
@@ -1441,6 +1445,7 @@ def _fact_props(f: FactRow, seq: int) -> dict[str, Any]:
         "confidence": float(f.confidence),
         "decided_by": f.decided_by,
         "seq": seq,
+        "group_token": group_token(f.group_id),
     }
 
 

@@ -52,7 +52,8 @@ _POSTINGS = 3000  # matching rows one full-text query may rank (1 to 5 µs each)
 _EXACT_ROWS = 50_000  # vector top-k is exact up to this many rows, sign-bit prefiltered above
 _OVERSAMPLE = 64  # candidates per wanted row for the exact rescoring above _EXACT_ROWS
 _MIN_CANDIDATES = 4096
-_VECTOR_CACHE_ROWS = 1_000_000  # vectors held in memory across groups (1.5 GiB at 384 dims)
+_VECTOR_CACHE_ROWS = 262_144  # vectors held across groups (384 MiB at 384 dims) beside the one
+# being searched, whatever its size
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Function words: left out of full-text queries (they match everything and say nothing). Also
 # the "s" and "t" that the tokenizer splits off "Caroline's" and "don't".
@@ -712,15 +713,15 @@ class SQLiteStore:
         return cache
 
     def _evict_vectors(self, keep: tuple[str, str]) -> None:
-        """Hold at most ``_VECTOR_CACHE_ROWS`` cached vectors: the least recently searched
-        groups' matrices go first (never the one being searched), so memory follows the groups
-        in use, not the store."""
+        """Hold room for at most ``_VECTOR_CACHE_ROWS`` vectors: the least recently searched
+        groups' matrices go first (never the one being searched), so memory follows the group
+        being searched and a few recent ones, not the store."""
         self._vectors[keep] = self._vectors.pop(keep)  # most recent last
-        held = sum(len(m.ids) for m in self._vectors.values())
+        held = sum(m.capacity for m in self._vectors.values())
         for key in list(self._vectors):
             if held <= _VECTOR_CACHE_ROWS or key == keep:
                 break
-            held -= len(self._vectors.pop(key).ids)
+            held -= self._vectors.pop(key).capacity
             self.__dict__.get("_bit_cache", {}).pop(key, None)
 
     def _vector_search(
@@ -1063,6 +1064,23 @@ class SQLiteStore:
                 record = _fact_record(row, view)
                 found[record.id] = record
         return [found[i] for i in wanted if i in found]
+
+    def record_facts(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(episode id, fact id) for each fact that those of the episodes which are JSON
+        records support (FROM_EPISODE), in any view: callers narrow them with ``fact_stubs``."""
+        out: list[tuple[str, str]] = []
+        for chunk in _chunks(list(dict.fromkeys(episode_ids))):
+            out.extend(
+                (r[0], r[1])
+                for r in self._all(
+                    "SELECT fe.episode_id, fe.fact_id FROM fact_episodes fe "
+                    "JOIN episodes e ON e.id = fe.episode_id "
+                    f"WHERE fe.episode_id IN ({_marks(len(chunk))}) AND e.kind = 'json' "
+                    "ORDER BY fe.episode_id, fe.fact_id",
+                    chunk,
+                )
+            )
+        return out
 
     def fact_stubs(
         self, fact_ids: Sequence[str], view: TimeView

@@ -20,10 +20,13 @@ from graphmem.store._neo4j_browser import (
     browser_url,
 )
 from graphmem.store._neo4j_dialect import (
+    TEXT_FIELDS,
     ArcadeDBDialect,
     Neo4jDialect,
+    neo4j_version,
     select_dialect,
 )
+from graphmem.store._neo4j_search import group_lucene_query, group_token
 from graphmem.store.neo4j import MIGRATIONS, Neo4jStore, lucene_query
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +36,7 @@ STORE_SOURCES = [
     REPO / "graphmem" / "store" / "neo4j.py",
     REPO / "graphmem" / "store" / "_neo4j_dialect.py",
     REPO / "graphmem" / "store" / "_neo4j_browser.py",
+    REPO / "graphmem" / "store" / "_neo4j_search.py",
 ]
 
 
@@ -95,8 +99,8 @@ def test_queries_never_interpolate_values() -> None:
     for name in _cypher.available():
         for piece in _cypher.statements(name):
             assert "%s" not in piece and "{0}" not in piece, name
-    source = (REPO / "graphmem" / "store" / "neo4j.py").read_text()
-    assert "query(name).format" not in source and ".format(" not in source
+    for source in (p.read_text() for p in STORE_SOURCES if p.name != "_neo4j_dialect.py"):
+        assert "query(name).format" not in source and ".format(" not in source
 
 
 @pytest.mark.parametrize(
@@ -128,6 +132,11 @@ def test_dialect_selection_from_the_agent_string(monkeypatch: pytest.MonkeyPatch
     neo = select_dialect("Neo4j/5.26.0", bolt_host="db", user="neo4j", password="x", database=None)
     assert isinstance(neo, Neo4jDialect)
     assert neo.index_name("fact_embedding") == "graphmem_fact_embedding"
+    assert not neo.filtered_vectors and not neo.raw_cosine and neo.version == (5, 26)
+    new = select_dialect("Neo4j/2026.01.2", bolt_host="db", user="n", password="x", database=None)
+    assert isinstance(new, Neo4jDialect) and new.filtered_vectors
+    assert new.index_name("episode_embedding") == "graphmem_episode_embedding_by_group"
+    assert new.index_name("episode_text") == neo.index_name("episode_text")
     arcade = select_dialect(
         "Neo4j/5.26.0 compatible (ArcadeDB 26.10.2)",
         bolt_host="db",
@@ -137,11 +146,59 @@ def test_dialect_selection_from_the_agent_string(monkeypatch: pytest.MonkeyPatch
     )
     assert isinstance(arcade, ArcadeDBDialect)
     assert arcade.http_url == "http://db:2480" and arcade.database == "neo4j"
-    assert arcade.index_name("entity_text") == "Entity[name,alias_text]"
+    assert arcade.index_name("entity_text") == "Entity[name,alias_text,group_token]"
+    assert arcade.raw_cosine and not arcade.filtered_vectors
     monkeypatch.setenv("GRAPHMEM_ARCADEDB_HTTP", "http://elsewhere:1234")
     arcade = select_dialect("ArcadeDB", bolt_host="db", user="root", password="", database="d")
     assert isinstance(arcade, ArcadeDBDialect)
     assert arcade.http_url == "http://elsewhere:1234" and arcade.database == "d"
+
+
+@pytest.mark.parametrize(
+    ("agent", "version"),
+    [
+        ("Neo4j/5.26.0", (5, 26)),
+        ("Neo4j/2025.10.1", (2025, 10)),
+        ("Neo4j/2026.01.0", (2026, 1)),
+        ("Neo4j/5.27-aura", (5, 27)),
+        ("something else", (5, 0)),
+    ],
+)
+def test_neo4j_version_from_the_agent(agent: str, version: tuple[int, int]) -> None:
+    assert neo4j_version(agent) == version
+
+
+def test_group_scoped_lucene_query() -> None:
+    """The group's token is a required, zero-weight clause; the words are field-qualified,
+    quoted and escaped; the token is digits only (no analyzer splits or stems it)."""
+    token = group_token("tenant-42")
+    assert token.isdigit() and token == group_token("tenant-42") != group_token("tenant-43")
+    assert group_lucene_query("Where does Bob work?", "tenant-42", TEXT_FIELDS["fact_text"]) == (
+        f'+group_token:"{token}"^0 +(statement:"bob" OR statement:"work")'
+    )
+    entity = group_lucene_query("Bob", "g", TEXT_FIELDS["entity_text"])
+    assert entity == f'+group_token:"{group_token("g")}"^0 +(name:"bob" OR alias_text:"bob")'
+    assert group_lucene_query("!!! ???", "g", ("content",)) is None
+    hostile = group_lucene_query('x" OR group_token:* (', "g", ("content",))
+    assert hostile is not None and hostile.endswith('+(content:"x" OR content:"group_token")')
+
+
+def test_filtered_vector_queries_name_the_filtered_indexes() -> None:
+    """SEARCH cannot take the index name as a parameter: each Cypher 25 query names the index
+    the Neo4j 2026.01+ dialect creates (with group_id as its filter property)."""
+    new = Neo4jDialect(version=(2026, 1), filtered_vectors=True)
+    ddl = "\n".join(_cypher.statements("schema/vector_indexes_by_group"))
+    for role, kind in (
+        ("fact_embedding", "facts"),
+        ("entity_embedding", "entities"),
+        ("episode_embedding", "episodes"),
+    ):
+        name = new.index_name(role)
+        search = _cypher.query(f"search/vector_by_group_{kind}")
+        assert search.startswith("CYPHER 25") and f"VECTOR INDEX {name}\n" in search
+        assert "WHERE n.group_id = $group_id" in search
+        assert f"CREATE VECTOR INDEX {name} IF NOT EXISTS" in ddl
+    assert ddl.count("WITH [") == 3
 
 
 def test_constructor_does_no_io_and_hides_the_password(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Lints graphmem's .cypher files with Neo4j's own Cypher parser and semantic analysis
-// (@neo4j-cypher/language-support, the engine behind Neo4j's editors), as Cypher 5.
+// (@neo4j-cypher/language-support, the engine behind Neo4j's editors), as Cypher 5 (or Cypher 25
+// for a statement that starts with `CYPHER 25`).
 //
 // Usage:   node tools/cypher-lint/lint.mjs FILE.cypher [FILE.cypher ...]
 // Output:  one JSON object per file and line (JSON Lines):
@@ -34,6 +35,7 @@ import { pathToFileURL } from 'node:url';
 import { lintCypherQuery, parseStatementsStrs } from '@neo4j-cypher/language-support';
 
 const CYPHER_VERSION = 'CYPHER 5';
+const CYPHER_25 = 'CYPHER 25';
 const SEPARATOR = /^[ \t]*\/\/[ \t]*---[ \t]*$/;
 const PARAM = /\$(?:`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*)|([0-9]+))/g;
 const SEVERITY = { 1: 'error', 2: 'warning', 3: 'info', 4: 'hint' };
@@ -111,11 +113,13 @@ export function lintText(text) {
       );
     }
 
+    // A statement may opt into Cypher 25 with a `CYPHER 25` prefix (Neo4j 2026.01+ only
+    // features: SEARCH, filtered vector indexes); it is checked against the same catalogue.
     const dbSchema = {
       defaultLanguage: CYPHER_VERSION,
       parameters: parametersOf(piece.text),
-      procedures: { [CYPHER_VERSION]: builtins.procedures },
-      functions: { [CYPHER_VERSION]: builtins.functions },
+      procedures: { [CYPHER_VERSION]: builtins.procedures, [CYPHER_25]: builtins.procedures },
+      functions: { [CYPHER_VERSION]: builtins.functions, [CYPHER_25]: builtins.functions },
     };
     const { diagnostics: found } = lintCypherQuery(piece.text, dbSchema, { consoleCommandsEnabled: false });
     for (const d of found) {

@@ -1,3 +1,4 @@
-// Whether any fact or entity holds an embedding (then the vector indexes must stay).
+// Whether any fact, entity or episode holds an embedding (then the vector indexes must stay).
 RETURN EXISTS { MATCH (f:Fact) WHERE f.embedding IS NOT NULL }
-    OR EXISTS { MATCH (e:Entity) WHERE e.embedding IS NOT NULL } AS embedded
+    OR EXISTS { MATCH (e:Entity) WHERE e.embedding IS NOT NULL }
+    OR EXISTS { MATCH (e:Episode) WHERE e.embedding IS NOT NULL } AS embedded

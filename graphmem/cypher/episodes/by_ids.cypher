@@ -1,3 +1,4 @@
+// The episode's own embedding is left out (only the export reads it).
 UNWIND $ids AS id
 MATCH (e:Episode {id: id})
-RETURN properties(e) AS e
+RETURN e {.*, embedding: null} AS e

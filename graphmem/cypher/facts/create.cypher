@@ -1,5 +1,6 @@
 // New facts (reified: a node per fact) with their SUBJECT_OF and OBJECT links; r.props holds
-// each fact's properties (subject_id, object_id among them).
+// each fact's properties (subject_id, object_id and the group_token that scopes full-text
+// search to the group among them).
 UNWIND $rows AS r
 CREATE (f:Fact)
 SET f = r.props

@@ -1,6 +1,7 @@
-// Full-text hits for $query (escaped Lucene built by the store) in one group, best first.
-CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates})
+// Full-text hits of one group, best first. $query (built by the store from escaped, quoted
+// words) requires the group's token with zero weight, so the index itself keeps to the group
+// and ranks only its rows; the group_id test only guards against a token collision.
+CALL db.index.fulltext.queryNodes($index, $query, {limit: $limit})
 YIELD node, score
-WITH collect({id: node.id, group_id: node.group_id, score: score}) AS hits
-RETURN size(hits) AS candidates,
-       [h IN hits WHERE h.group_id = $group_id | [h.id, h.score]][..$limit] AS hits
+WHERE node.group_id = $group_id
+RETURN node.id AS id, score

@@ -1,5 +1,6 @@
-// Nearest nodes to $vector in a vector index ($index: the dialect's name for it), kept to one
-// group. One row: how many candidates the index gave, and the group's hits in score order.
+// Nearest nodes to $vector in a vector index that cannot filter ($index: the dialect's name for
+// it), kept to one group: only for a group too large to scan (search/vector_scan_*). One row:
+// how many candidates the index gave, and the group's hits in score order.
 CALL db.index.vector.queryNodes($index, $candidates, $vector)
 YIELD node, score
 WITH collect({id: node.id, group_id: node.group_id, score: score}) AS hits

@@ -1,0 +1,5 @@
+// Migration 6: the group token of facts written before nodes carried one (see
+// schema/group_token_missing).
+UNWIND $rows AS r
+MATCH (n:Fact {id: r.id})
+SET n.group_token = r.token

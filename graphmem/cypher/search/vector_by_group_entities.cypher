@@ -1,0 +1,14 @@
+// Neo4j 2026.01+ (Cypher 25): the $limit entities of one group nearest to $vector, filtered by
+// group inside the vector index (group_id is its filter property).
+// (The header is a piece of its own: the statement sent starts with CYPHER 25.)
+// ---
+CYPHER 25
+MATCH (n:Entity)
+  SEARCH n IN (
+    VECTOR INDEX graphmem_entity_embedding_by_group
+    FOR $vector
+    WHERE n.group_id = $group_id
+    LIMIT $limit
+  ) SCORE AS score
+RETURN n.id AS id, score
+ORDER BY score DESC
