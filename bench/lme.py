@@ -17,7 +17,8 @@ Metrics over the questions with evidence (abstention ids end in ``_abs`` and hav
 R@5 / R@10 (share of the answer sessions in the first k), any@5 (at least one), NDCG@10 (binary
 relevance), per question type and overall.
 
-Baselines, in the same run on the same turns: ``bm25`` (Okapi BM25 over the group's turns, the
+Baselines, in the same run on the same turns: ``random`` (turns in a seeded random order: the
+floor), ``bm25`` (Okapi BM25 over the group's turns, the
 ``rank_bm25`` package when installed, else the same formula here; lower-cased word tokens; turns
 ranked, mapped to sessions, deduplicated) and, with ``--embedder minilm``, ``dense`` and
 ``bm25+dense_rrf`` over the same turns.
@@ -287,7 +288,10 @@ def run_baselines(
         else:
             scores = BM25(texts).scores(q["question"])
         lexical = [int(j) for j in np.argsort(-scores, kind="stable")[:200]]
-        rankings: dict[str, list[int]] = {"bm25": lexical}
+        # The floor: turns in an order that knows nothing of the question (seeded per question).
+        seed = int(hashlib.sha1(q["question_id"].encode()).hexdigest()[:8], 16)
+        shuffled = [int(j) for j in np.random.default_rng(seed).permutation(len(texts))[:200]]
+        rankings: dict[str, list[int]] = {"bm25": lexical, "random": shuffled}
         if embedder is not None:
             doc = embedder.embed(texts)
             qv = embedder.embed([q["question"]])[0]

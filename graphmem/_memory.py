@@ -6,6 +6,7 @@ It holds no temporal logic of its own (that is ``_reconcile``) and no SQL or Cyp
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -641,7 +642,14 @@ class GraphMemory:
             context.previous = [episode_record(p) for p in previous if p.id != episode.id][
                 -self.settings.context_episodes :
             ]
-            found = self.retriever.search(
+            # What memory holds about every entity the episode names, not only the facts its
+            # words support ("Alice moved to Berlin" must see "Alice lives in Paris").
+            context_retriever = Retriever(
+                self.store,
+                self.embedder,
+                dataclasses.replace(self.retriever.config, named_fact_limit=None),
+            )
+            found = context_retriever.search(
                 episode.content[:2000],
                 group_id=episode.group_id,
                 view=self._view(None, None),

@@ -78,7 +78,7 @@ class RetrievalConfig:
     # latest facts about an entity the query names (None: all of them, up to k). Without support
     # a talkative speaker's many unrelated facts took the first ranks (LoCoMo R@10 0.067).
     # named_fact_limit=2 was the default until both dev sets showed those two facts crowding out
-    # the evidence (NDCG@10 LoCoMo 0.365 vs 0.567, LongMemEval dev 0.892 vs 0.924 with 0).
+    # the evidence (NDCG@10 LoCoMo 0.362 vs 0.563, LongMemEval dev 0.890 vs 0.922 with 0).
     # require_fact_support=False returns the best k facts by fused score, whatever supports them.
     require_fact_support: bool = True
     min_fact_similarity: float = 0.75

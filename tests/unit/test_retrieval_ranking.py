@@ -280,8 +280,8 @@ def alice(tmp_path: Path) -> Iterator[GraphMemory]:
 
 def test_default_recall_returns_supported_facts_only(alice: GraphMemory) -> None:
     """The default: only facts the query's words support, not the latest facts of an entity it
-    names (those took the first ranks on both dev sets: LoCoMo NDCG@10 0.365 vs 0.567,
-    LongMemEval dev 0.892 vs 0.924); named_fact_limit=2 brings them back."""
+    names (those took the first ranks on both dev sets: LoCoMo NDCG@10 0.362 vs 0.563,
+    LongMemEval dev 0.890 vs 0.922); named_fact_limit=2 brings them back."""
     assert RetrievalConfig() == RetrievalConfig(require_fact_support=True, named_fact_limit=0)
     targets = [h.target for h in alice.recall("Which sport does Alice play?", k=10).facts]
     assert targets == ["tennis"]
