@@ -62,3 +62,18 @@ def test_openai_embedder_errors_are_graphmem_errors(fake_openai: FakeOpenAIServe
     emb = OpenAIEmbedder("m", base_url=fake_openai.base_url, api_key="t", max_retries=0)
     with pytest.raises(LLMError, match="embedding endpoint failed"):
         emb.embed(["x"])
+
+
+def test_hash_embedder_equals_its_feature_definition() -> None:
+    """The per-word cache and the bincount sum give the vectors of summing every feature."""
+    import zlib
+
+    texts = ["I moved to Porto last month!", "", "Porto porto PORTO, ünïcode café", "a b a b"]
+    embedder = HashEmbedder(64)
+    for text, got in zip(texts, embedder.embed(texts), strict=True):
+        want = np.zeros(64, dtype=np.float64)
+        for feature, weight in embedder._features(text):
+            h = zlib.crc32(feature.encode("utf-8"))
+            want[h % 64] += (1.0 if (h >> 31) & 1 else -1.0) * weight
+        norm = np.linalg.norm(want) or 1.0
+        assert np.allclose(got, want / norm, atol=1e-6)
