@@ -17,6 +17,10 @@ docs/dev/bolt-test-server.md):
   as soon as the DDL returns); ``vector.similarity.cosine`` is the raw cosine in [-1, 1]; the
   vector index cannot filter (a large group's vectors are searched in the whole index and
   filtered after).
+
+Range indexes, composite ones included (migrations 2, 4 and 7), are the same Cypher DDL on both
+servers: ArcadeDB keeps the Cypher name (``DROP INDEX name IF EXISTS`` works) and seeks a
+composite index when a ``MATCH`` names all of its properties in the inline property map.
 """
 
 from __future__ import annotations

@@ -94,8 +94,10 @@ __all__ = ["MIGRATIONS", "Neo4jStore", "browser_instructions", "lucene_query"]
 T = TypeVar("T")
 
 # Ordered schema migrations: (version, name, Cypher file). Migrations 3 and 6 go through the
-# dialect (ArcadeDB creates full-text indexes with SQL). Vector indexes are not numbered: their
-# dimension is the embedder's, known once the facade records it (``set_meta("embedder", …)``).
+# dialect (ArcadeDB creates full-text indexes with SQL), 5 is a backfill in Python; the others
+# run the same Cypher on every server (ArcadeDB included). Vector indexes are not numbered:
+# their dimension is the embedder's, known once the facade records it
+# (``set_meta("embedder", …)``).
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "uniqueness constraints", "schema/001_constraints"),
     (2, "range indexes for group lookups and temporal filters", "schema/002_range_indexes"),
@@ -111,6 +113,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "group-scoped full-text indexes (group tokens)",
         "schema/006_group_fulltext_indexes",
     ),
+    (7, "entity name and alias lookups by group and key", "schema/007_group_key_indexes"),
 ]
 _FULLTEXT_MIGRATION = "schema/003_fulltext_indexes"
 _GROUP_FULLTEXT_MIGRATION = "schema/006_group_fulltext_indexes"

@@ -6,6 +6,8 @@ best ``n`` come back in full, from one query. Vectors: a group is scanned exactl
 group_id index (one query, no other group's row read); a group too large to scan goes to the
 vector index (filtered in the index on Neo4j 2026.01+, widened and filtered after elsewhere) and
 still never answers with another group's rows. An episode's embedding is written with its plan.
+Entity names and alias keys are looked up through (group_id, key) indexes (migration 7): a name
+that 200 other groups share is found in its own group only, reading only that group's rows.
 
 Needs a Bolt server: ``python scripts/bolt_server.py start --dir .bolt --bolt-port 0`` and
 ``. .bolt/env.sh`` (ArcadeDB), or ``NEO4J_URI`` (+ ``NEO4J_USERNAME``/``NEO4J_PASSWORD``).
@@ -15,13 +17,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 
-from graphmem.store._base import EntityRow, EpisodeRow, FactRow, Vector, WritePlan
+from graphmem._ids import entity_key
+from graphmem.store._base import EntityRow, EpisodeRow, FactRow, StoreReader, Vector, WritePlan
 
 BOLT_URI = os.environ.get("NEO4J_URI") or os.environ.get("GRAPHMEM_TEST_BOLT_URI")
 pytestmark = [
@@ -35,7 +39,7 @@ pytestmark = [
 ]
 
 if BOLT_URI:
-    from graphmem.store import _neo4j_search
+    from graphmem.store import _cypher, _neo4j_search
     from graphmem.store.neo4j import Neo4jStore
 
 MINE, THEIRS = "mine", "theirs"
@@ -353,3 +357,146 @@ def test_vector_facts_and_entities_keep_to_the_group(
     assert len(entities_hit) == 5 and all(e.startswith(f"{MINE}-ent-") for e, _ in entities_hit)
     assert store.vector_facts(THEIRS, query, 1)[0][0] == f"{THEIRS}-fact-0"
     assert store.vector_entities(THEIRS, query, 1)[0][0] == f"{THEIRS}-ent-0"
+
+
+# ---------------------------------------------------------------------- entity names
+OTHERS = [f"other-{i:03d}" for i in range(200)]
+NAME, ALIAS, BEACON, TOWER, LIGHT = "Harbor Lantern", "Lamp", "Old Beacon", "Far Tower", "Light"
+KEY_MIGRATION = "7: entity name and alias lookups by group and key"
+GROUP_KEY_INDEXES = {"graphmem_entity_group_key", "graphmem_alias_group_key"}
+KEY_ONLY_INDEXES = {"graphmem_entity_key_only", "graphmem_alias_key"}
+
+
+def named(group: str, i: int, name: str, aliases: list[str]) -> EntityRow:
+    return EntityRow(
+        id=f"{group}-ent-{i}",
+        group_id=group,
+        name=name,
+        key=entity_key(name),
+        type="thing",
+        aliases=aliases,
+        created_at=T0 + i,
+    )
+
+
+@pytest.fixture
+def shared_names(store: Neo4jStore) -> Neo4jStore:
+    """201 groups, each with an entity "Harbor Lantern" (alias "Lamp"). In the 200 others,
+    "Old Beacon" and "Far Tower" (alias "Light") are entities too; in "mine", "Old Beacon" is
+    only an alias of "Violet Keeper", added after the entity was written."""
+    rows = [named(MINE, 0, NAME, [ALIAS]), named(MINE, 1, "Violet Keeper", [])]
+    for group in OTHERS:
+        rows += [
+            named(group, 0, NAME, [ALIAS]),
+            named(group, 1, BEACON, []),
+            named(group, 2, TOWER, [LIGHT]),
+        ]
+    store.write(lambda _: WritePlan(entities_new=rows))
+    store.write(lambda _: WritePlan(entity_aliases={f"{MINE}-ent-1": [BEACON]}))
+    return store
+
+
+def found(store: Neo4jStore, group: str, *names: str) -> set[str]:
+    return {e.id for e in store.find_entities(group, [entity_key(n) for n in names])}
+
+
+def assert_names_keep_to_their_group(store: Neo4jStore) -> None:
+    assert found(store, MINE, NAME) == {f"{MINE}-ent-0"}  # 200 other groups share the name
+    assert found(store, MINE, ALIAS) == {f"{MINE}-ent-0"}  # and the alias
+    assert found(store, MINE, BEACON) == {f"{MINE}-ent-1"}  # an alias here, a name elsewhere
+    assert found(store, MINE, TOWER, LIGHT) == set()  # only the other groups have these
+    assert found(store, MINE, NAME, ALIAS, BEACON, TOWER, LIGHT) == {
+        f"{MINE}-ent-0",
+        f"{MINE}-ent-1",
+    }
+    other = OTHERS[123]
+    assert found(store, other, NAME, BEACON) == {f"{other}-ent-0", f"{other}-ent-1"}
+    assert found(store, other, LIGHT) == {f"{other}-ent-2"}
+    assert found(store, "nobody", NAME, ALIAS, BEACON) == set()
+    # the write path's lookup (inside the write transaction) is the same query
+    seen: list[EntityRow] = []
+
+    def look(reader: StoreReader) -> WritePlan:
+        seen.extend(reader.entities_by_keys(MINE, [entity_key(NAME), entity_key(BEACON)]))
+        return WritePlan()
+
+    store.write(look)
+    assert sorted(e.id for e in seen) == [f"{MINE}-ent-0", f"{MINE}-ent-1"]
+    assert {e.group_id for e in seen} == {MINE}
+    assert next(e for e in seen if e.id == f"{MINE}-ent-1").aliases == [BEACON]
+
+
+def lookup_seeks(store: Neo4jStore, group: str, keys: list[str]) -> list[tuple[str, str, int]]:
+    """(label, index, rows) of each node lookup in ArcadeDB's PROFILE of entities/by_keys, one
+    UNION branch at a time (ArcadeDB profiles a UNION as a whole without its steps)."""
+    text = "\n".join(
+        line
+        for line in _cypher.query("entities/by_keys").splitlines()
+        if not line.lstrip().startswith("//")
+    )
+    branches = text.split("\nUNION\n")
+    assert len(branches) == 2, text
+    seeks: list[tuple[str, str, int]] = []
+    for branch in branches:
+        _, summary, _ = store.driver.execute_query(
+            "PROFILE " + branch,
+            parameters_={"group_id": group, "keys": keys},
+            database_=store._database,
+        )
+        plan = str(((summary.profile or {}).get("args") or {}).get("string-representation", ""))
+        steps = re.findall(
+            r"MATCH NODE \(\w+:(\w+)\) \[index: (.+?\])\].*\([^()]*, (\d+) rows\)", plan
+        )
+        assert steps, plan
+        seeks += [(label, index, int(rows)) for label, index, rows in steps]
+    return seeks
+
+
+def assert_lookups_seek_group_key_indexes(store: Neo4jStore) -> None:
+    if store.dialect.name != "arcadedb":
+        return  # the plan text checked here is ArcadeDB's
+    keys = [entity_key(n) for n in (NAME, ALIAS, BEACON)]
+    assert lookup_seeks(store, MINE, keys) == [
+        ("Entity", "Entity[group_id, key]", 1),  # not the 201 rows named "harbor lantern"
+        ("EntityAlias", "EntityAlias[group_id, key]", 2),  # not the 201 "lamp" aliases
+        ("Entity", "Entity[id]", 2),
+    ]
+
+
+def index_names(store: Neo4jStore) -> set[str]:
+    return {str(r["name"]) for r in cypher(store, "SHOW INDEXES YIELD name RETURN name")}
+
+
+def test_a_name_shared_by_200_groups_is_found_in_its_group_only(
+    shared_names: Neo4jStore,
+) -> None:
+    store = shared_names
+    names = index_names(store)
+    assert names >= GROUP_KEY_INDEXES and not names & KEY_ONLY_INDEXES
+    assert_names_keep_to_their_group(store)
+    assert_lookups_seek_group_key_indexes(store)
+
+
+def test_migration_7_upgrades_a_store_written_before_it(shared_names: Neo4jStore) -> None:
+    """A store as graphmem left it before migration 7: the key-only indexes of migration 2,
+    no (group_id, key) indexes, no record of 7. Migrating adds 7 alone, idempotently."""
+    store = shared_names
+    for name in sorted(GROUP_KEY_INDEXES):
+        cypher(store, f"DROP INDEX {name} IF EXISTS")
+    store._schema("schema/002_range_indexes", {})
+    cypher(store, "MATCH (m:GraphmemMigration {version: 7}) DELETE m")
+    names = index_names(store)
+    assert names >= KEY_ONLY_INDEXES and not names & GROUP_KEY_INDEXES
+    fresh = Neo4jStore(BOLT_URI or "", max_retry_time=5)
+    try:
+        status = {m.version: m.applied_at for m in fresh.migration_status()}
+        assert status[7] is None and all(status[v] for v in range(1, 7))
+        assert found(fresh, MINE, NAME) == {f"{MINE}-ent-0"}  # right before, just not indexed
+        assert fresh.migrate() == [KEY_MIGRATION]
+        names = index_names(fresh)
+        assert names >= GROUP_KEY_INDEXES and not names & KEY_ONLY_INDEXES
+        assert_names_keep_to_their_group(fresh)
+        assert_lookups_seek_group_key_indexes(fresh)
+        assert fresh.migrate() == []
+    finally:
+        fresh.close()
