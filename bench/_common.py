@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import resource
+import time
 import zlib
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -89,3 +92,31 @@ def percentiles(samples: Sequence[float]) -> dict[str, float]:
 def rss_mb() -> float:
     """Peak resident set size of this process (Linux reports KiB)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def instrument(
+    store: Any, stages: Sequence[str]
+) -> tuple[dict[str, float], Callable[[], None]]:
+    """Seconds spent inside each named store method; the second value undoes the wrapping."""
+    spent: dict[str, float] = defaultdict(float)
+    wrapped: list[str] = []
+    for name in stages:
+        method = getattr(store, name, None)
+        if method is None:
+            continue
+
+        def timed(*args: Any, _m: Callable[..., Any] = method, _n: str = name, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return _m(*args, **kw)
+            finally:
+                spent[_n] += time.perf_counter() - t0
+
+        setattr(store, name, timed)
+        wrapped.append(name)
+
+    def undo() -> None:
+        for name in wrapped:
+            delattr(store, name)
+
+    return spent, undo

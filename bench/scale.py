@@ -23,14 +23,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import PrecomputedEmbedder, percentiles, robot_records, rss_mb
+from bench._common import (
+    PrecomputedEmbedder,
+    instrument,
+    percentiles,
+    robot_records,
+    rss_mb,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = [
@@ -113,21 +117,7 @@ def build(size: int, workdir: Path, batch: int) -> dict[str, Any]:
 
 
 def _instrument(store: Any) -> dict[str, float]:
-    spent: dict[str, float] = defaultdict(float)
-    for name in STAGES:
-        method = getattr(store, name, None)
-        if method is None:
-            continue
-
-        def timed(*args: Any, _m: Callable[..., Any] = method, _n: str = name, **kw: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return _m(*args, **kw)
-            finally:
-                spent[_n] += time.perf_counter() - t0
-
-        setattr(store, name, timed)
-    return spent
+    return instrument(store, STAGES)[0]
 
 
 def query(size: int, workdir: Path, n_queries: int) -> dict[str, Any]:

@@ -66,7 +66,6 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -76,7 +75,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import percentiles, rss_mb
+from bench._common import instrument, percentiles, rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 K = 20
@@ -151,6 +150,11 @@ FACT_TEMPLATES = (
     "I have a dog named {name}.",
 )
 BASE_DAY = datetime(2023, 1, 1, 9, 0, tzinfo=UTC)
+
+
+def _env(*names: str) -> str | None:
+    """The first of these environment variables that is set and not empty."""
+    return next((os.environ[n] for n in names if os.environ.get(n)), None)
 
 
 class Vocabulary:
@@ -304,29 +308,7 @@ def _schema_digest() -> str:
 
 
 def _instrument(store: Any) -> tuple[dict[str, float], Callable[[], None]]:
-    """Time spent inside each store method; the second value undoes the wrapping."""
-    spent: dict[str, float] = defaultdict(float)
-    wrapped: list[str] = []
-    for name in STAGES:
-        method = getattr(store, name, None)
-        if method is None:
-            continue
-
-        def timed(*args: Any, _m: Callable[..., Any] = method, _n: str = name, **kw: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return _m(*args, **kw)
-            finally:
-                spent[_n] += time.perf_counter() - t0
-
-        setattr(store, name, timed)
-        wrapped.append(name)
-
-    def undo() -> None:
-        for name in wrapped:
-            delattr(store, name)
-
-    return spent, undo
+    return instrument(store, STAGES)
 
 
 def _timed_recalls(mem: Any, group: str, qs: Sequence[str]) -> list[float]:
@@ -389,12 +371,6 @@ class SQLiteStores:
         return f"SQLite files in {self.workdir}"
 
 
-def _env(*names: str) -> str | None:
-    for name in names:
-        value = os.environ.get(name)
-        if value:
-            return value
-    return None
 
 
 class BoltStores:
