@@ -405,7 +405,28 @@ class Retriever:
             self._episode_context(raw, speaker_keys, periods)
         if passing is None and cfg.record_fact_n > 0 and raw.episode_scores:
             self._facts_of_best_records(raw, view, scale)
+        if passing is not None:
+            self._keep_passing(raw, passing, group_id, conditions, paths, view)
         return raw
+
+    def _keep_passing(
+        self,
+        raw: RawSearch,
+        passing: set[str],
+        group_id: str,
+        conditions: list[Condition],
+        paths: list[str],
+        view: TimeView,
+    ) -> None:
+        """Filters hold for every returned item: entities that pass, and episodes that mention
+        an entity that passes (a JSON record its subject; a turn whoever it names)."""
+        mentions = self.store.episode_mentions(list(raw.episode_scores))
+        unknown = sorted({eid for _, eid in mentions} - passing)
+        values = self.store.facts_with_values(group_id, paths, view, unknown) if unknown else {}
+        passing.update(sid for sid, vals in values.items() if matches(vals, conditions))
+        kept = {ep for ep, eid in mentions if eid in passing}
+        raw.episode_scores = {e: s for e, s in raw.episode_scores.items() if e in kept}
+        raw.entity_scores = {e: s for e, s in raw.entity_scores.items() if e in passing}
 
     def _facts_of_best_records(self, raw: RawSearch, view: TimeView, scale: float) -> None:
         """The facts of the best-ranked JSON records are supported by them: a question whose

@@ -311,6 +311,10 @@ class GraphStore(Protocol):
 
     def vector_entities(self, group_id: str, vector: Vector, n: int) -> list[tuple[str, float]]: ...
 
+    def episode_mentions(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(episode id, entity id) for every entity the episodes mention (MENTIONS)."""
+        ...
+
     def record_facts(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         """(episode id, fact id) for every fact that those of the episodes which are JSON
         records (kind ``json``) support (FROM_EPISODE)."""

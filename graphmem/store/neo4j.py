@@ -1149,6 +1149,14 @@ class Neo4jStore:
                 found[record.id] = record
         return [found[i] for i in wanted if i in found]
 
+    def episode_mentions(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(episode id, entity id) for each entity the episodes mention."""
+        return [
+            (str(r["episode_id"]), str(r["entity_id"]))
+            for chunk in _chunks(list(dict.fromkeys(episode_ids)))
+            for r in self._read("episodes/mentions", ids=list(chunk))
+        ]
+
     def record_facts(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         """(episode id, fact id) for each fact that those of the episodes which are JSON
         records support (FROM_EPISODE), in any view: callers narrow them with

@@ -1065,6 +1065,20 @@ class SQLiteStore:
                 found[record.id] = record
         return [found[i] for i in wanted if i in found]
 
+    def episode_mentions(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(episode id, entity id) for each entity the episodes mention."""
+        out: list[tuple[str, str]] = []
+        for chunk in _chunks(list(dict.fromkeys(episode_ids))):
+            out.extend(
+                (r[0], r[1])
+                for r in self._all(
+                    "SELECT episode_id, entity_id FROM mentions "
+                    f"WHERE episode_id IN ({_marks(len(chunk))}) ORDER BY episode_id, entity_id",
+                    chunk,
+                )
+            )
+        return out
+
     def record_facts(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         """(episode id, fact id) for each fact that those of the episodes which are JSON
         records support (FROM_EPISODE), in any view: callers narrow them with ``fact_stubs``."""

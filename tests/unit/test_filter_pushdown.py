@@ -206,6 +206,14 @@ def test_filter_semantics_on_both_stores(
     assert {h.subject for h in result.facts} <= expected
     if expected:
         assert {h.subject for h in result.facts} == expected
+    # Every returned item passes (issue 12): entities, and episodes through what they mention.
+    assert {e.name for e in result.entities} <= expected
+    mentioned: dict[str, set[str]] = {}
+    for episode_id, entity_id in filled.store.episode_mentions([e.id for e in result.episodes]):
+        mentioned.setdefault(episode_id, set()).add(entity_id)
+    names = _name_of(filled, sorted({i for ids in mentioned.values() for i in ids}))
+    for episode in result.episodes:
+        assert {names[i] for i in mentioned.get(episode.id, set())} & expected, episode.content
 
 
 def test_sqlite_narrows_plain_filters_exactly(tmp_path: Any) -> None:

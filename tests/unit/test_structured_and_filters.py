@@ -55,6 +55,11 @@ def test_filters_select_what_worked_before(robot: GraphMemory) -> None:
     )
     subjects = {h.subject for h in result.facts}
     assert subjects == {"episode 1", "episode 3"}
+    # The filter holds for the episodes and entities returned too, not only the facts (issue 12:
+    # under a success filter, failed attempts were among the episodes).
+    assert result.episodes
+    assert {json.loads(e.content)["episode"] for e in result.episodes} <= {1, 3}
+    assert {e.name for e in result.entities} <= {"episode 1", "episode 3"}
 
 
 @pytest.mark.parametrize(
