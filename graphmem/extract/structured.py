@@ -1,9 +1,15 @@
 """The structured extractor: JSON records (robot episodes, tool calls, events) to facts, no LLM.
 
 The subject is the record's ``subject`` | ``entity`` | ``episode`` | ``id`` field
-(``{"episode": 743}`` → ``episode 743``). Every other scalar leaf becomes a fact
+(``{"episode": 743}`` → ``episode 743``), scoped by a run or session id when the record has one
+(``{"run_id": "r7", "episode": 1}`` → ``run r7 episode 1``, so runs do not supersede each other);
+a record with only a run or session id is that run; a record with none of these is its own
+subject (``record <episode id>``), never one shared by a whole file. Every other scalar leaf
+becomes a fact
 ``(subject, dotted.path, value)`` with numbers and booleans kept typed; a list of scalars becomes
-one fact per item (multi-valued); lists of objects are indexed (``steps.0.action``).
+one fact per item (multi-valued); lists of objects are indexed (``steps.0.action``). A record
+with more than 500 leaves is refused (the episode fails with the reason; nothing is dropped
+silently).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from ._base import ExtractionContext
 __all__ = ["StructuredExtractor", "parse_json_record", "record_subject"]
 
 SUBJECT_FIELDS = ("subject", "entity", "episode", "id")
+RUN_FIELDS = ("run_id", "run", "session_id", "session")
 _SEGMENT = re.compile(r"[^a-z0-9_]+")
 _MAX_FACTS = 500
 
@@ -38,19 +45,31 @@ def parse_json_record(content: str) -> dict[str, Any]:
     return record
 
 
-def record_subject(record: dict[str, Any]) -> tuple[str, str | None]:
-    """The subject name of a record and the field it came from."""
-    for field in SUBJECT_FIELDS:
+def _field_text(record: dict[str, Any], fields: tuple[str, ...]) -> tuple[str, str | None]:
+    for field in fields:
         value = record.get(field)
         if value is None or isinstance(value, dict | list):
             continue
         text = str(value).strip()
-        if not text:
-            continue
-        if field in ("episode",) and not text.lower().startswith(field):
-            return f"{field} {text}", field
-        return text, field
+        if text:
+            return text, field
     return "", None
+
+
+def record_subject(record: dict[str, Any]) -> tuple[str, list[str]]:
+    """The subject name of a record and the fields it came from (left out of the facts)."""
+    subject, field = _field_text(record, SUBJECT_FIELDS)
+    if field == "episode" and not subject.lower().startswith("episode"):
+        subject = f"episode {subject}"
+    run, run_field = _field_text(record, RUN_FIELDS)
+    if run_field is not None:
+        word = run_field.split("_")[0]  # "run" or "session"
+        if not run.lower().startswith(word):
+            run = f"{word} {run}"
+    used = [f for f in (field, run_field) if f is not None]
+    if subject and run:
+        return f"{run} {subject}", used
+    return subject or run, used
 
 
 def _segment(key: str) -> str:
@@ -78,12 +97,16 @@ class StructuredExtractor:
         record = parse_json_record(episode.content)
         subject, used = record_subject(record)
         if not subject:
-            subject = episode.source or f"record {episode.id[-8:]}"
+            # Its own subject: records of one file must not supersede each other.
+            subject = f"record {episode.id[-8:]}"
         facts: list[ExtractedFact] = []
 
         def leaf(path: str, value: Any, functional: bool) -> None:
             if len(facts) >= _MAX_FACTS:
-                return
+                raise InputError(
+                    f"the record has more than {_MAX_FACTS} leaf values; at most {_MAX_FACTS} "
+                    "become facts: split it into several records (nothing was stored from it)"
+                )
             if isinstance(value, float) and value != value:  # NaN has no equality
                 return
             facts.append(
@@ -114,7 +137,7 @@ class StructuredExtractor:
                 leaf(prefix, node, True)
 
         for key, value in record.items():
-            if key == used:
+            if key in used:
                 continue
             walk(_segment(key), value)
         return Extraction(

@@ -74,7 +74,7 @@ def test_multi_valued_value_stated_again_later(memory: GraphMemory) -> None:
 def test_multi_valued_list_from_structured_records(memory: GraphMemory) -> None:
     """A robot record listing two tags, logged three times, ingested newest first."""
     records = [
-        (t(2024 + i), json.dumps({"episode": 7, "tags": ["grasp", "lift"], "run": i}))
+        (t(2024 + i), json.dumps({"episode": 7, "tags": ["grasp", "lift"], "attempt": i}))
         for i in range(3)
     ]
     for when, content in records:

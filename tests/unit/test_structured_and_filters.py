@@ -105,3 +105,35 @@ def test_updated_scalar_supersedes_within_a_subject(tmp_path: Path) -> None:
     )
     assert [f.value for f in mem.facts(entity="gripper")] == ["jammed"]
     assert [f.value for f in mem.history("gripper")] == ["ok", "jammed"]
+
+
+def test_runs_scope_episode_identity_and_records_without_ids_stand_alone(tmp_path: Path) -> None:
+    """Issue 12: episode 1 of a second run must not supersede episode 1 of the first; records
+    keyed only by run_id, or by nothing, must not merge into one entity named after the file."""
+    with GraphMemory(tmp_path / "m.db", embedder=HashEmbedder(64)) as mem:
+        for run, force in (("r1", 8.0), ("r2", 15.0)):
+            mem.add_episode(json.dumps({"run_id": run, "episode": 1, "force": force}),
+                            kind="json", source="runs.jsonl", reference_time=BASE)
+        for n in range(3):
+            mem.add_episode(json.dumps({"run_id": f"solo{n}", "force": n}), kind="json",
+                            source="runs.jsonl", reference_time=BASE + timedelta(minutes=n))
+            mem.add_episode(json.dumps({"force": 10 + n}), kind="json", source="runs.jsonl",
+                            reference_time=BASE + timedelta(minutes=n))
+        forces = {f.subject: f.value for f in mem.facts() if f.predicate == "force"}
+        assert forces["run r1 episode 1"] == 8.0 and forces["run r2 episode 1"] == 15.0
+        assert {forces[f"run solo{n}"] for n in range(3)} == {0, 1, 2}
+        anonymous = {s for s in forces if s.startswith("record ")}
+        assert len(anonymous) == 3 and "runs.jsonl" not in forces
+        assert all(f.valid_to is None for f in mem.facts(include_history=True))  # none replaced
+
+
+def test_a_record_too_large_fails_with_the_reason_and_nothing_is_dropped(tmp_path: Path) -> None:
+    with GraphMemory(tmp_path / "m.db", embedder=HashEmbedder(64)) as mem:
+        big = {"id": "huge", "values": {f"k{i}": i for i in range(501)}}
+        result = mem.add_episode(json.dumps(big), kind="json", reference_time=BASE)
+        assert result.status == "failed" and "more than 500" in (result.error or "")
+        assert mem.facts() == []  # nothing half-stored
+        assert mem.episode(result.episode_id) is not None  # the input is kept
+        ok = mem.add_episode(json.dumps({"id": "fine", "values": list(range(400))}),
+                             kind="json", reference_time=BASE)
+        assert ok.status == "extracted"
