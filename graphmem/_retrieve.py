@@ -529,7 +529,10 @@ class Retriever:
         qvec = self.embedder.embed([query])[0]
         facts = self.store.vector_facts(group_id, qvec, n)
         entities = self.store.vector_entities(group_id, qvec, self.config.seed_n // 2)
-        episodes = self.store.vector_episodes(group_id, qvec, episode_n)
+        # Weight 0 (the hashed n-grams' default): the episodes' vectors would not count.
+        episodes: _Hits = []
+        if self._dense_weight() > 0:
+            episodes = self.store.vector_episodes(group_id, qvec, episode_n)
         return facts, entities, episodes
 
     def _dense_weight(self) -> float:
