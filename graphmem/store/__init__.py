@@ -24,7 +24,19 @@ def open_store(url: str | os.PathLike[str] | None = None) -> GraphStore:
         url = os.environ.get("GRAPHMEM_STORE") or "sqlite:///graphmem.db"
     if isinstance(url, os.PathLike):
         return SQLiteStore(Path(url))
-    if not isinstance(url, str) or not url.strip():
+    if not isinstance(url, str):
+        # An object that is neither a URL nor a complete GraphStore (a custom store missing a
+        # method of the protocol) must say so, not "empty URL".
+        missing = sorted(
+            name
+            for name in dir(GraphStore)
+            if not name.startswith("_") and not hasattr(url, name)
+        )
+        detail = f" (missing {', '.join(missing)})" if missing else ""
+        raise ConfigError(
+            f"store must be a URL, a path or a GraphStore, got {type(url).__name__}{detail}"
+        )
+    if not url.strip():
         raise ConfigError("store URL is empty; use sqlite:///path/to/memory.db or neo4j://host")
     text = url.strip()
     if "://" not in text:

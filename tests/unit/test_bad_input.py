@@ -148,3 +148,13 @@ def test_exception_tree_is_rooted() -> None:
         obj = getattr(graphmem, name)
         if isinstance(obj, type) and issubclass(obj, Exception):
             assert issubclass(obj, GraphMemError)
+
+
+def test_an_incomplete_store_object_is_named_with_what_it_lacks() -> None:
+    from graphmem import ConfigError
+
+    class HalfStore:
+        def connect(self) -> None: ...
+
+    with pytest.raises(ConfigError, match=r"GraphStore, got HalfStore \(missing .*vector_episodes"):
+        GraphMemory(HalfStore())  # type: ignore[arg-type]
