@@ -94,6 +94,25 @@ def rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
+# The store methods a recall calls, timed by the scale benches.
+STAGES = (
+    "vector_facts",
+    "vector_entities",
+    "vector_episodes",
+    "text_facts",
+    "text_entities",
+    "text_episodes",
+    "find_entities",
+    "speakers",
+    "episode_context",
+    "expand",
+    "fact_stubs",
+    "fact_records",
+    "links",
+    "episodes",
+)
+
+
 def instrument(
     store: Any, stages: Sequence[str]
 ) -> tuple[dict[str, float], Callable[[], None]]:

@@ -29,6 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import (
+    STAGES,
     PrecomputedEmbedder,
     instrument,
     percentiles,
@@ -55,21 +56,6 @@ FILTERS: dict[str, dict[str, Any]] = {
     "recall_with_filters": {"success": True, "params.force_peak": {"$lt": 13}},
     "recall_with_selective_filter": {"success": True, "params.force_peak": {"$lt": 5.1}},
 }
-STAGES = (
-    "vector_facts",
-    "vector_entities",
-    "text_facts",
-    "text_entities",
-    "text_episodes",
-    "find_entities",
-    "speakers",
-    "episode_context",
-    "expand",
-    "fact_stubs",
-    "fact_records",
-    "links",
-    "episodes",
-)
 
 
 def _load() -> str:

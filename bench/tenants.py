@@ -75,26 +75,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import instrument, percentiles, rss_mb
+from bench._common import STAGES, instrument, percentiles, rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 K = 20
-STAGES = (
-    "vector_facts",
-    "vector_entities",
-    "vector_episodes",
-    "text_facts",
-    "text_entities",
-    "text_episodes",
-    "find_entities",
-    "speakers",
-    "episode_context",
-    "expand",
-    "fact_stubs",
-    "fact_records",
-    "links",
-    "episodes",
-)
 
 
 # ------------------------------------------------------------------------------ synthetic chat
