@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 from locomo import _TOKEN, BM25, make_embedder, rrf
+from locomo import CONFIGS as LOCOMO_CONFIGS
 
 import graphmem
 from graphmem import GraphMemory
@@ -60,18 +61,9 @@ from graphmem._retrieve import RetrievalConfig
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "lme_s_dev.json.xz"
 
-CONFIGS: dict[str, dict[str, Any]] = {
-    "default": {},
-    "no_vectors": {"use_vectors": False},
-    "no_expansion": {"use_expansion": False},
-    "no_fulltext": {"use_fulltext": False},
-    "no_context": {"use_context": False},
-    "no_names": {"use_names": False},
-    "dense_0": {"dense_weight": 0.0},
-    "dense_0.3": {"dense_weight": 0.3},
-    "dense_0.5": {"dense_weight": 0.5},
+# LoCoMo's ablations (the same knobs, one list), and two that only this protocol needs.
+CONFIGS: dict[str, dict[str, Any]] = LOCOMO_CONFIGS | {
     "named_0": {"named_fact_limit": 0},
-    "named_2": {"named_fact_limit": 2},
     # No fact is supported: the protocol then ranks RecallResult.episodes alone.
     "episodes_only": {"min_fact_coverage": 1.01, "min_fact_similarity": 1.01, "record_fact_n": 0},
 }

@@ -1065,36 +1065,31 @@ class SQLiteStore:
                 found[record.id] = record
         return [found[i] for i in wanted if i in found]
 
-    def episode_mentions(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
-        """(episode id, entity id) for each entity the episodes mention."""
+    def _episode_pairs(self, sql: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(episode id, other id) rows of ``sql``, whose ``{marks}`` takes the episode ids."""
         out: list[tuple[str, str]] = []
         for chunk in _chunks(list(dict.fromkeys(episode_ids))):
-            out.extend(
-                (r[0], r[1])
-                for r in self._all(
-                    "SELECT episode_id, entity_id FROM mentions "
-                    f"WHERE episode_id IN ({_marks(len(chunk))}) ORDER BY episode_id, entity_id",
-                    chunk,
-                )
-            )
+            out.extend((r[0], r[1]) for r in self._all(sql.format(marks=_marks(len(chunk))), chunk))
         return out
+
+    def episode_mentions(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(episode id, entity id) for each entity the episodes mention."""
+        return self._episode_pairs(
+            "SELECT episode_id, entity_id FROM mentions WHERE episode_id IN ({marks}) "
+            "ORDER BY episode_id, entity_id",
+            episode_ids,
+        )
 
     def record_facts(self, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         """(episode id, fact id) for each fact that those of the episodes which are JSON
         records support (FROM_EPISODE), in any view: callers narrow them with ``fact_stubs``."""
-        out: list[tuple[str, str]] = []
-        for chunk in _chunks(list(dict.fromkeys(episode_ids))):
-            out.extend(
-                (r[0], r[1])
-                for r in self._all(
-                    "SELECT fe.episode_id, fe.fact_id FROM fact_episodes fe "
-                    "JOIN episodes e ON e.id = fe.episode_id "
-                    f"WHERE fe.episode_id IN ({_marks(len(chunk))}) AND e.kind = 'json' "
-                    "ORDER BY fe.episode_id, fe.fact_id",
-                    chunk,
-                )
-            )
-        return out
+        return self._episode_pairs(
+            "SELECT fe.episode_id, fe.fact_id FROM fact_episodes fe "
+            "JOIN episodes e ON e.id = fe.episode_id "
+            "WHERE fe.episode_id IN ({marks}) AND e.kind = 'json' "
+            "ORDER BY fe.episode_id, fe.fact_id",
+            episode_ids,
+        )
 
     def fact_stubs(
         self, fact_ids: Sequence[str], view: TimeView
