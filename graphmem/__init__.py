@@ -27,11 +27,13 @@ from ._errors import (
     SchemaError,
     StoreError,
 )
+from ._experience import ExperienceWeights
 from ._memory import GraphMemory
 from ._models import (
     EntityRecord,
     EpisodeRecord,
     EpisodeRef,
+    Experience,
     ExtractedEntity,
     ExtractedFact,
     Extraction,
@@ -60,6 +62,8 @@ __all__ = [
     "EntityRecord",
     "EpisodeRecord",
     "EpisodeRef",
+    "Experience",
+    "ExperienceWeights",
     "ExtractedEntity",
     "ExtractedFact",
     "Extraction",

@@ -12,7 +12,7 @@ remain; the reconciler splits a fact by its claims when a new value lands inside
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from ._errors import InputError
@@ -44,7 +44,13 @@ class StatedClaim:
         return (self.seq, self.at, self.order, episode_id, self.index)
 
     def to_json(self) -> str:
-        data = {k: v for k, v in asdict(self).items() if v is not None}
+        # Fields at their default are left out (from_dict restores them): one claim is stored
+        # per fact and episode, so its size is paid on every provenance row.
+        data = {}
+        for name, default in _DEFAULTS:
+            value = getattr(self, name)
+            if value is not None and value != default:
+                data[name] = value
         return json.dumps(data, separators=(",", ":"), sort_keys=True)
 
     @classmethod
@@ -103,3 +109,9 @@ class StatedClaim:
             confidence=fact.confidence,
             at=fact.recorded_at,
         )
+
+
+# (name, default) of every claim field; required fields have no default and are always kept.
+_DEFAULTS: tuple[tuple[str, object], ...] = tuple(
+    (f.name, None if f.default is MISSING else f.default) for f in fields(StatedClaim)
+)

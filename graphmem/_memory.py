@@ -25,11 +25,20 @@ from ._errors import (
     InputError,
     StoreError,
 )
+from ._experience import (
+    ExperienceRecall,
+    ExperienceWeights,
+    Outcome,
+    experience_record,
+    parse_experience,
+    text_view,
+)
 from ._forget import plan_forget_entity, plan_forget_episodes, plan_forget_group
 from ._ids import content_hash, entity_key, make_id
 from ._ingest import PreparedFact, build_plan, default_statement, prepare_facts
 from ._models import (
     EpisodeRecord,
+    Experience,
     ExtractedFact,
     Extraction,
     FactRecord,
@@ -50,7 +59,7 @@ from .store._base import EpisodeRow, StoreReader, Vector, WritePlan, episode_rec
 __all__ = ["GraphMemory"]
 
 log = logging.getLogger("graphmem")
-EPISODE_KINDS = ("message", "text", "json", "event")
+EPISODE_KINDS = ("message", "text", "json", "event", "experience")
 # Characters of an episode's content that its embedding reads (models read fewer tokens anyway).
 _EMBED_CHARS = 2000
 _ROLE_SPEAKERS = {"user": None, "human": None, "assistant": "assistant", "ai": "assistant"}
@@ -122,6 +131,7 @@ class GraphMemory:
         self._retriever: Retriever | None = None
         self._connected = False
         self._extractors: dict[str, Extractor] = {}
+        self._experiences: ExperienceRecall | None = None
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -258,6 +268,88 @@ class GraphMemory:
             else next(results)
             for i in range(total)
         ]
+
+    def add_experience(
+        self,
+        task: str,
+        *,
+        state: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        outcome: Mapping[str, Any] | None = None,
+        payload: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        run_id: str | int | None = None,
+        episode: str | int | None = None,
+        group_id: str = "default",
+        occurred_at: datetime | None = None,
+        source: str | None = None,
+    ) -> IngestResult:
+        """Store one attempt: what was tried (``params``), in what ``state``, and what came of
+        it (``outcome``; ``outcome["success"]`` is its success flag).
+
+        Arrays stay ordered. ``payload`` (trajectories, observations) and ``meta`` (fields only
+        to filter on) are stored and returned but not indexed or turned into facts. The
+        attempt is the subject ``run <run_id> episode <episode>`` (its own id when either is
+        missing), so runs never supersede each other; recording the same run and episode again
+        supersedes the changed values, with history. ``occurred_at`` defaults to now; the same
+        record sent again with the same ``occurred_at`` is stored once. Bad input raises
+        ``InputError`` naming the argument, before anything is stored.
+        """
+        content, metadata = experience_record(
+            task,
+            state=state,
+            params=params,
+            outcome=outcome,
+            payload=payload,
+            meta=meta,
+            run_id=run_id,
+            episode=episode,
+        )
+        # Without a time, now: the same attempt made twice is two attempts (an explicit time
+        # makes a resend of one record idempotent instead).
+        when = occurred_at if occurred_at is not None else utcnow()
+        row = self._episode_row(content, group_id, source, "experience", when, metadata)
+        return self._ingest(row, None)
+
+    def recall_experiences(
+        self,
+        query: str = "",
+        *,
+        state: Mapping[str, Any] | None = None,
+        k: int = 5,
+        outcome: Outcome = "any",
+        filters: Mapping[str, Any] | None = None,
+        weights: ExperienceWeights | None = None,
+        group_id: str = "default",
+        as_of: datetime | None = None,
+        include_payload: bool = False,
+    ) -> list[Experience]:
+        """The ``k`` past attempts most like this one, whole, best first.
+
+        Ranked by text relevance to ``query``, nearness to ``state`` (named numeric fields and
+        vectors, e.g. ``{"object_pos": [x, y, z]}``) and recency, mixed by ``weights``;
+        ``outcome`` keeps successes (``"success_only"``) or failures (``"failure_only"``) or
+        puts the successes among the ``k`` best matches first (``"success_first"``).
+        ``filters`` (the recall filter language, over paths like ``state.object``,
+        ``params.force``, ``outcome.success``, ``meta.seed``) hold for every returned attempt.
+        ``as_of``: only attempts that had happened by then. No model is called unless the
+        weights give embedding similarity a share.
+        """
+        if weights is not None and not isinstance(weights, ExperienceWeights):
+            raise InputError(f"weights must be ExperienceWeights, got {type(weights).__name__}")
+        if self._experiences is None:
+            self._experiences = ExperienceRecall(self._ready(), self.embedder)
+        return self._experiences.search(
+            _group(group_id),
+            query,
+            state=state,
+            k=k,
+            outcome=outcome,
+            filters=filters,
+            weights=weights if weights is not None else ExperienceWeights(),
+            as_of=as_of,
+            include_payload=include_payload,
+        )
 
     def _bulk_row(
         self, index: int, item: Mapping[str, Any] | EpisodeRecord
@@ -437,6 +529,8 @@ class GraphMemory:
             raise InputError(f"metadata must be a mapping, got {type(metadata).__name__}")
         if kind == "json":
             parse_json_record(content)
+        elif kind == "experience":
+            parse_experience(content)
         if isinstance(reference_time, str):
             from ._time import parse_datetime
 
@@ -471,7 +565,8 @@ class GraphMemory:
                     f"extractor must be a name or an Extractor, got {type(choice).__name__}"
                 )
             return choice
-        key = f"{choice}:{'json' if kind == 'json' else 'text'}"
+        family = kind if kind in ("json", "experience") else "text"
+        key = f"{choice}:{family}"
         if key not in self._extractors:
             self._extractors[key] = get_extractor(choice, self.settings, kind=kind)
         return self._extractors[key]
@@ -684,7 +779,13 @@ class GraphMemory:
         texts: list[str] = []
         slots: list[PreparedFact | EntityRequest | _Pending] = []
         for item in items:
-            if not isinstance(item.extractor, _Fixed):  # add_fact's episode is its statement
+            experience = item.row.kind == "experience"
+            if experience:
+                # An attempt is found whole: its words are embedded once, on the episode;
+                # its facts (field = value) and its own name carry no meaning to embed.
+                texts.append(text_view(parse_experience(item.row.content))[:_EMBED_CHARS])
+                slots.append(item)
+            elif not isinstance(item.extractor, _Fixed):  # add_fact's episode is its statement
                 texts.append(item.row.content[:_EMBED_CHARS])
                 slots.append(item)
             names: dict[str, EntityRequest] = {e.name: e for e in item.entities}
@@ -694,6 +795,8 @@ class GraphMemory:
                 if fact.object is not None:
                     names.setdefault(fact.object, EntityRequest(fact.object, fact.object_type))
             item.entities = list(names.values())
+            if experience:
+                continue
             for pf in item.prepared:
                 texts.append(pf.statement)
                 slots.append(pf)

@@ -16,6 +16,7 @@ __all__ = [
     "EntityRecord",
     "EpisodeRecord",
     "EpisodeRef",
+    "Experience",
     "ExtractedEntity",
     "ExtractedFact",
     "Extraction",
@@ -28,7 +29,7 @@ __all__ = [
 ]
 
 Scalar = str | int | float | bool
-EpisodeKind = Literal["message", "text", "json", "event", "fact"]
+EpisodeKind = Literal["message", "text", "json", "event", "fact", "experience"]
 EpisodeStatus = Literal["pending", "extracted", "failed"]
 FactKind = Literal["assert", "negate", "correct"]
 Relation = Literal["new", "same_as", "supersedes", "contradicts", "corrects", "negates"]
@@ -233,6 +234,34 @@ class IngestResult(_Model):
     completion_tokens: int = 0
     already_present: bool = False
     error: str | None = None
+
+
+class Experience(_Model):
+    """One past attempt, recalled whole (``GraphMemory.recall_experiences``).
+
+    ``state``, ``params``, ``outcome`` and ``meta`` are the mappings that were stored, arrays in
+    their order. ``success`` is ``outcome["success"]`` when that is a boolean. ``payload`` is
+    ``None`` unless the recall asked for it. ``score`` orders the results; ``scores`` holds its
+    parts (``text``, ``state``, ``recency``, each 0–1) and ``state_distance`` (the scaled
+    distance to the asked state; absent when the recall named no state or the attempt lacks a
+    field).
+    """
+
+    id: str
+    group_id: str
+    subject: str
+    task: str
+    run_id: str | None = None
+    episode: str | None = None
+    state: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict)
+    outcome: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)
+    payload: dict[str, Any] | None = None
+    success: bool | None = None
+    occurred_at: datetime
+    score: float = 0.0
+    scores: dict[str, float] = Field(default_factory=dict)
 
 
 class ForgetResult(_Model):

@@ -800,7 +800,8 @@ def import_(state: State, file: str, as_json: bool) -> None:
 def mcp_command(state: State, speaker: str | None) -> None:
     """Serve this memory to MCP hosts over stdio (needs graphmem[mcp]).
 
-    Tools: remember, recall, history, forget. Nothing else is written to stdout.
+    Tools: remember, recall, history, forget, record_experience, recall_experiences. Nothing
+    else is written to stdout.
     """
     from ..integrations.mcp import serve_stdio
 
@@ -817,6 +818,16 @@ def browser(state: State) -> None:
     if not store.startswith(("bolt", "neo4j")):
         store = "neo4j://localhost:7687"  # the docker/compose.yml default
     click.echo(browser_instructions(store))
+
+
+def _add_subcommands() -> None:
+    # Imported here: the experience commands use this module's State and options.
+    from .experience import experience
+
+    cli.add_command(experience)
+
+
+_add_subcommands()
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

@@ -5,15 +5,27 @@ from __future__ import annotations
 from .._config import Settings
 from .._errors import ConfigError
 from ._base import ExtractionContext, Extractor
-from .structured import StructuredExtractor
+from .structured import ExperienceExtractor, StructuredExtractor
 
-__all__ = ["ExtractionContext", "Extractor", "StructuredExtractor", "get_extractor"]
+__all__ = [
+    "ExperienceExtractor",
+    "ExtractionContext",
+    "Extractor",
+    "StructuredExtractor",
+    "get_extractor",
+]
 
 NAMES = ("auto", "rules", "structured", "llm")
 
 
 def get_extractor(name: str, settings: Settings, *, kind: str = "message") -> Extractor:
-    """The extractor called ``name``; ``auto`` picks structured for JSON, else llm or rules."""
+    """The extractor called ``name``; ``auto`` picks structured for JSON, else llm or rules.
+
+    An experience record (``kind="experience"``) is always read by ``ExperienceExtractor``: its
+    shape is graphmem's own, so no other extractor applies.
+    """
+    if kind == "experience":
+        return ExperienceExtractor()
     choice = name.strip().lower()
     if choice == "auto":
         choice = "structured" if kind == "json" else "llm" if settings.llm_model else "rules"

@@ -3,10 +3,10 @@ server (``graphmem.integrations.mcp``).
 
 Those two modules need optional packages (``pip install 'graphmem[langchain]'`` /
 ``'graphmem[mcp]'``) and are only imported when you import them. This module needs nothing beyond
-graphmem: :class:`MemoryToolkit` holds the four agent operations (remember, recall, history,
-forget) as plain methods that take strings and return compact text for a model to read. The
-LangChain tools and the MCP tools both wrap it, so they answer alike; wrap it the same way for any
-other agent framework::
+graphmem: :class:`MemoryToolkit` holds the agent operations (remember, recall, history, forget,
+and for robots and tool-using agents record_experience and recall_experiences) as plain methods
+that take strings and return compact text for a model to read. The LangChain tools and the MCP
+tools both wrap it, so they answer alike; wrap it the same way for any other agent framework::
 
     from graphmem import GraphMemory
     from graphmem.integrations import MemoryToolkit
@@ -18,16 +18,19 @@ other agent framework::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from .._errors import InputError
+from .._experience import OUTCOMES
 from .._memory import GraphMemory
-from .._models import FactRecord, IngestResult
+from .._models import Experience, FactRecord, IngestResult
 from .._time import parse_datetime, require_aware
 
-__all__ = ["MemoryToolkit", "parse_time"]
+__all__ = ["MemoryToolkit", "describe_experiences", "parse_time"]
 
 DESCRIPTIONS = {
     "remember": (
@@ -45,6 +48,17 @@ DESCRIPTIONS = {
         "The full timeline of what memory knows about one entity (a person, place, robot, "
         "ticket…), oldest first, including replaced and corrected facts. Optionally only one "
         "predicate such as lives_in or works_at."
+    ),
+    "record_experience": (
+        "Store one attempt at a task (for a robot or a tool-using agent): the task, the state "
+        "it started from, the parameters tried, and the outcome (outcome.success true/false). "
+        "Call it after every attempt, successful or not, so later attempts can learn from it."
+    ),
+    "recall_experiences": (
+        "Before an attempt, find past attempts like it: by the task described in words and by "
+        "nearness to the current state (named numbers or vectors, e.g. object_pos). Returns "
+        "whole attempts (state, parameters, outcome), successes first by default, so you can "
+        "reuse what worked and avoid what failed."
     ),
     "forget": (
         "Delete from long-term memory either one episode (by the episode id that remember "
@@ -65,6 +79,43 @@ def parse_time(value: datetime | str | None, argument: str) -> datetime | None:
             return None
         return parse_datetime(value, argument)
     raise InputError(f"{argument} must be an ISO-8601 string or a datetime, got {value!r}")
+
+
+def _mapping(value: Mapping[str, Any] | str | None, argument: str) -> dict[str, Any] | None:
+    """A JSON object given as a mapping or as JSON text (what agent hosts send)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{argument} is not valid JSON: {exc.msg}") from None
+    if not isinstance(value, Mapping):
+        raise InputError(f"{argument} must be a JSON object, got {type(value).__name__}")
+    return dict(value)
+
+
+def _compact(value: Mapping[str, Any], limit: int = 300) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe_experiences(found: Sequence[Experience]) -> str:
+    """Recalled attempts as a numbered, prompt-ready list."""
+    if not found:
+        return "No past attempts found."
+    lines = [f"{len(found)} past attempt(s), best match first:"]
+    for rank, exp in enumerate(found, 1):
+        mark = {True: "success", False: "failure", None: "outcome unknown"}[exp.success]
+        lines.append(
+            f"{rank}. [{mark}] {exp.task} ({exp.subject}, {exp.occurred_at.date().isoformat()},"
+            f" id {exp.id})"
+        )
+        for name in ("state", "params", "outcome"):
+            section: dict[str, Any] = getattr(exp, name)
+            if section:
+                lines.append(f"   {name}: {_compact(section)}")
+    return "\n".join(lines)
 
 
 def _day(value: datetime | None) -> str:
@@ -186,6 +237,65 @@ class MemoryToolkit:
                 state = "current"
             lines.append(f"- {span} {fact.statement} ({state})")
         return "\n".join(lines)
+
+    # ------------------------------------------------------------------ experience
+    def record_experience(
+        self,
+        task: str,
+        *,
+        state: Mapping[str, Any] | str | None = None,
+        params: Mapping[str, Any] | str | None = None,
+        outcome: Mapping[str, Any] | str | None = None,
+        success: bool | None = None,
+        run_id: str | None = None,
+        episode: str | int | None = None,
+        occurred_at: datetime | str | None = None,
+    ) -> str:
+        """Store one attempt (``success`` sets ``outcome.success``); say what was stored."""
+        result_of = _mapping(outcome, "outcome") or {}
+        if success is not None:
+            result_of["success"] = success
+        result = self.memory.add_experience(
+            task,
+            state=_mapping(state, "state"),
+            params=_mapping(params, "params"),
+            outcome=result_of or None,
+            run_id=run_id or None,
+            episode=episode,
+            group_id=self.group_id,
+            occurred_at=parse_time(occurred_at, "occurred_at"),
+            source=self.source,
+        )
+        if result.already_present:
+            return f"Already recorded (experience {result.episode_id}); nothing changed."
+        if result.status == "failed":
+            return f"Stored experience {result.episode_id}, but it failed: {result.error}"
+        return (
+            f"Recorded experience {result.episode_id} ({result.facts_added} new fact(s), "
+            f"{len(result.superseded)} replaced)."
+        )
+
+    def recall_experiences(
+        self,
+        query: str = "",
+        *,
+        state: Mapping[str, Any] | str | None = None,
+        k: int = 5,
+        outcome: str = "success_first",
+        filters: Mapping[str, Any] | str | None = None,
+    ) -> str:
+        """Past attempts like this one (``describe_experiences`` of the recall)."""
+        if outcome not in OUTCOMES:
+            raise InputError(f"outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
+        found = self.memory.recall_experiences(
+            query,
+            state=_mapping(state, "state"),
+            k=k,
+            outcome=outcome,  # type: ignore[arg-type]
+            filters=_mapping(filters, "filters"),
+            group_id=self.group_id,
+        )
+        return describe_experiences(found)
 
     # ------------------------------------------------------------------ forget
     def forget(self, *, episode_id: str | None = None, entity: str | None = None) -> str:

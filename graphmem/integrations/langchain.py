@@ -13,6 +13,8 @@ Needs ``pip install 'graphmem[langchain]'`` (``langchain-core``)::
     tools = make_memory_tools(memory, group_id="maya", speaker="Maya")  # remember, recall, history
     model_with_tools = chat_model.bind_tools(tools)
 
+    robot_tools = make_experience_tools(memory, group_id="arm1")  # record/recall_experience(s)
+
 Each ``Document`` is one fact: ``page_content`` is its statement and ``metadata`` carries its ids,
 subject/predicate/object/value, valid time and record time (ISO-8601 strings), score, source
 episodes, the statements it superseded and open conflicts (see :func:`fact_to_document`).
@@ -23,7 +25,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 try:
     from langchain_core.callbacks import (
@@ -49,9 +51,12 @@ from . import DESCRIPTIONS, MemoryToolkit
 __all__ = [
     "GraphMemRetriever",
     "HistoryInput",
+    "RecallExperiencesInput",
     "RecallInput",
+    "RecordExperienceInput",
     "RememberInput",
     "fact_to_document",
+    "make_experience_tools",
     "make_memory_tools",
 ]
 
@@ -216,6 +221,45 @@ class HistoryInput(BaseModel):
     )
 
 
+class RecordExperienceInput(BaseModel):
+    """Arguments of the ``record_experience`` tool."""
+
+    task: str = Field(min_length=1, description="The task attempted, in words.")
+    state: dict[str, Any] | None = Field(
+        default=None,
+        description="The state it started from: named values, numbers or vectors, e.g. "
+        '{"object": "red cube", "object_pos": [0.1, 0.2, 0.0]}.',
+    )
+    params: dict[str, Any] | None = Field(
+        default=None, description="The parameters or actions tried."
+    )
+    outcome: dict[str, Any] | None = Field(
+        default=None, description="What came of it (measurements)."
+    )
+    success: bool | None = Field(default=None, description="Whether it succeeded.")
+    run_id: str | None = Field(default=None, description="The run or session it belongs to.")
+    episode: int | None = Field(
+        default=None, description="Its number within the run; omit for a new one."
+    )
+
+
+class RecallExperiencesInput(BaseModel):
+    """Arguments of the ``recall_experiences`` tool."""
+
+    query: str = Field(default="", description="The task or situation, in words.")
+    state: dict[str, Any] | None = Field(
+        default=None, description="The current state: named numbers or vectors to be near."
+    )
+    k: int = Field(default=5, ge=1, le=50, description="How many attempts at most.")
+    outcome: Literal["any", "success_first", "success_only", "failure_only"] = Field(
+        default="success_first", description="Which attempts and in what order."
+    )
+    filters: dict[str, Any] | None = Field(
+        default=None,
+        description='Conditions every attempt must meet, e.g. {"state.object": "red cube"}.',
+    )
+
+
 def _guarded(
     call: Callable[..., str],
 ) -> tuple[Callable[..., str], Callable[..., Awaitable[str]]]:
@@ -259,12 +303,19 @@ def make_memory_tools(
     def history(entity: str, predicate: str | None = None) -> str:
         return kit.history(entity, predicate=predicate)
 
+    return _tools(
+        [
+            ("remember", remember, RememberInput),
+            ("recall", recall, RecallInput),
+            ("history", history, HistoryInput),
+        ]
+    )
+
+
+def _tools(specs: list[tuple[str, Callable[..., str], type[BaseModel]]]) -> list[BaseTool]:
+    """One ``StructuredTool`` per (name, toolkit call, argument schema)."""
     tools: list[BaseTool] = []
-    for name, func, schema in (
-        ("remember", remember, RememberInput),
-        ("recall", recall, RecallInput),
-        ("history", history, HistoryInput),
-    ):
+    for name, func, schema in specs:
         run, arun = _guarded(func)
         tools.append(
             StructuredTool.from_function(
@@ -277,3 +328,23 @@ def make_memory_tools(
             )
         )
     return tools
+
+
+def make_experience_tools(
+    memory: GraphMemory,
+    *,
+    group_id: str = "default",
+    source: str | None = "agent",
+) -> list[BaseTool]:
+    """The ``record_experience`` and ``recall_experiences`` tools (experience memory for a
+    robot or a tool-using agent), on one memory group. Each returns compact text; bad
+    arguments come back to the agent as the tool's answer."""
+    if not isinstance(group_id, str) or not group_id.strip():
+        raise InputError(f"group_id must be a non-empty string, got {group_id!r}")
+    kit = MemoryToolkit(memory, group_id=group_id, source=source)
+    return _tools(
+        [
+            ("record_experience", kit.record_experience, RecordExperienceInput),
+            ("recall_experiences", kit.recall_experiences, RecallExperiencesInput),
+        ]
+    )

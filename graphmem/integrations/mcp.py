@@ -6,7 +6,11 @@ with a JSON schema for its arguments and a text answer:
 - ``remember(text, speaker?, reference_time?)`` — store an episode, say what changed;
 - ``recall(query, as_of?, known_at?, k?)`` — relevant facts, replaced values, conflicts;
 - ``history(entity, predicate?)`` — an entity's timeline, oldest first;
-- ``forget(episode_id? | entity?)`` — delete an episode or an entity (provenance-refcounted).
+- ``forget(episode_id? | entity?)`` — delete an episode or an entity (provenance-refcounted);
+- ``record_experience(task, state?, params?, outcome?, success?, run_id?, episode?)`` — store
+  one attempt of a robot or a tool-using agent;
+- ``recall_experiences(query?, state?, k?, outcome?, filters?)`` — past attempts like this
+  one, whole (state, parameters, outcome), successes first by default.
 
 Run it with ``graphmem mcp`` (global ``--store`` / ``--group`` apply), or
 ``python -m graphmem.integrations.mcp --store memory.db [--group G] [--speaker NAME]``. From
@@ -21,7 +25,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -64,7 +68,8 @@ def build_server(
     name: str = "graphmem",
     source: str | None = "mcp",
 ) -> MCPServer[Any]:
-    """An ``MCPServer`` exposing remember, recall, history and forget on one memory group."""
+    """An ``MCPServer`` exposing remember, recall, history, forget, record_experience and
+    recall_experiences on one memory group."""
     server_class, tool_error, annotations = _mcp_server_class()
     kit = MemoryToolkit(memory, group_id=group_id, speaker=speaker, source=source)
     server = server_class(name=name, instructions=INSTRUCTIONS)
@@ -121,34 +126,80 @@ def build_server(
     ) -> str:
         return guarded(lambda: kit.forget(episode_id=episode_id, entity=entity))
 
-    server.add_tool(
-        remember,
-        name="remember",
-        description=DESCRIPTIONS["remember"],
-        annotations=annotations(read_only_hint=False, destructive_hint=False),
-        structured_output=False,
-    )
-    server.add_tool(
-        recall,
-        name="recall",
-        description=DESCRIPTIONS["recall"],
-        annotations=annotations(read_only_hint=True),
-        structured_output=False,
-    )
-    server.add_tool(
-        history,
-        name="history",
-        description=DESCRIPTIONS["history"],
-        annotations=annotations(read_only_hint=True),
-        structured_output=False,
-    )
-    server.add_tool(
-        forget,
-        name="forget",
-        description=DESCRIPTIONS["forget"],
-        annotations=annotations(read_only_hint=False, destructive_hint=True),
-        structured_output=False,
-    )
+    def record_experience(
+        task: Annotated[str, Field(min_length=1, description="The task attempted, in words.")],
+        state: Annotated[
+            dict[str, Any] | None,
+            Field(description="The state it started from: named values, numbers or vectors "
+                  "(e.g. {\"object\": \"red cube\", \"object_pos\": [0.1, 0.2, 0.0]})."),
+        ] = None,
+        params: Annotated[
+            dict[str, Any] | None, Field(description="The parameters or actions tried.")
+        ] = None,
+        outcome: Annotated[
+            dict[str, Any] | None, Field(description="What came of it (measurements).")
+        ] = None,
+        success: Annotated[
+            bool | None, Field(description="Whether it succeeded (outcome.success).")
+        ] = None,
+        run_id: Annotated[
+            str | None, Field(description="The run or session it belongs to.")
+        ] = None,
+        episode: Annotated[
+            int | None, Field(description="Its number within the run; omit for a new one.")
+        ] = None,
+    ) -> str:
+        return guarded(
+            lambda: kit.record_experience(
+                task, state=state, params=params, outcome=outcome, success=success,
+                run_id=run_id, episode=episode,
+            )
+        )
+
+    def recall_experiences(
+        query: Annotated[str, Field(description="The task or situation, in words.")] = "",
+        state: Annotated[
+            dict[str, Any] | None,
+            Field(description="The current state: named numbers or vectors to be near."),
+        ] = None,
+        k: Annotated[int, Field(ge=1, le=50, description="How many attempts at most.")] = 5,
+        outcome: Annotated[
+            Literal["any", "success_first", "success_only", "failure_only"],
+            Field(description="Which attempts and in what order."),
+        ] = "success_first",
+        filters: Annotated[
+            dict[str, Any] | None,
+            Field(description="Conditions every attempt must meet, e.g. "
+                  "{\"state.object\": \"red cube\", \"params.force\": {\"$lt\": 5}}."),
+        ] = None,
+    ) -> str:
+        return guarded(
+            lambda: kit.recall_experiences(
+                query, state=state, k=k, outcome=outcome, filters=filters
+            )
+        )
+
+    # (tool, writes?, destroys?): the annotations hosts use to ask before a call.
+    for tool, writes, destroys in (
+        (remember, True, False),
+        (recall, False, False),
+        (history, False, False),
+        (forget, True, True),
+        (record_experience, True, False),
+        (recall_experiences, False, False),
+    ):
+        hints = (
+            annotations(read_only_hint=False, destructive_hint=destroys)
+            if writes
+            else annotations(read_only_hint=True)
+        )
+        server.add_tool(
+            tool,
+            name=tool.__name__,
+            description=DESCRIPTIONS[tool.__name__],
+            annotations=hints,
+            structured_output=False,
+        )
     return server
 
 

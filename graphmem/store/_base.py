@@ -299,6 +299,15 @@ class GraphStore(Protocol):
         self, group_id: str, source: str | None, before: int, limit: int
     ) -> list[EpisodeRow]: ...
 
+    def episode_ids_by_kind(self, group_id: str, kind: str) -> list[str]:
+        """The group's episodes of one ``kind`` (``experience``), in arrival order."""
+        ...
+
+    def change_token(self) -> object | None:
+        """A value that changes whenever anything is committed to the store (by any process),
+        for caches of store contents; ``None`` where the store has no cheap one."""
+        ...
+
     def find_entities(self, group_id: str, keys: Sequence[str]) -> list[EntityRecord]:
         """Entities whose key or an alias key is in ``keys``."""
         ...

@@ -238,4 +238,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         INSERT INTO episodes_fts(episodes_fts) VALUES ('rebuild');
         """,
     ),
+    (
+        5,
+        "episodes by kind (experience recall); object index without literal facts",
+        # A literal fact has no object, so the object index only holds the facts that have one.
+        """
+        CREATE INDEX episodes_group_kind ON episodes (group_id, kind);
+        DROP INDEX facts_object;
+        CREATE INDEX facts_object ON facts (object_id) WHERE object_id IS NOT NULL;
+        """,
+    ),
 ]

@@ -114,6 +114,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "schema/006_group_fulltext_indexes",
     ),
     (7, "entity name and alias lookups by group and key", "schema/007_group_key_indexes"),
+    (8, "a group's episodes by kind (experience recall)", "schema/008_episode_kind_index"),
 ]
 _FULLTEXT_MIGRATION = "schema/003_fulltext_indexes"
 _GROUP_FULLTEXT_MIGRATION = "schema/006_group_fulltext_indexes"
@@ -751,6 +752,14 @@ class Neo4jStore:
     def episodes_by_status(self, group_id: str | None, statuses: Sequence[str]) -> list[EpisodeRow]:
         rows = self._read("episodes/by_status", group_id=group_id, statuses=list(statuses))
         return [_episode_row(r["e"]) for r in rows]
+
+    def episode_ids_by_kind(self, group_id: str, kind: str) -> list[str]:
+        rows = self._read("episodes/ids_by_kind", group_id=group_id, kind=kind)
+        return [str(r["id"]) for r in rows]
+
+    def change_token(self) -> object | None:
+        # No cheap store-wide change counter to read here: callers list what they need.
+        return None
 
     def recent_episodes(
         self, group_id: str, source: str | None, before: int, limit: int

@@ -368,6 +368,7 @@ class SQLiteStore:
                 for episode in episodes:
                     out.append(self._insert_episode(conn, episode))
                 conn.execute("COMMIT")
+                self._write_count += 1
             except sqlite3.DatabaseError as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
@@ -439,6 +440,20 @@ class SQLiteStore:
             params.append(group_id)
         sql += " ORDER BY reference_time, rowid"
         return [_episode_row(r) for r in self._all(sql, params)]
+
+    def episode_ids_by_kind(self, group_id: str, kind: str) -> list[str]:
+        rows = self._all(
+            "SELECT id FROM episodes INDEXED BY episodes_group_kind "
+            "WHERE group_id = ? AND kind = ? ORDER BY rowid",
+            (group_id, kind),
+        )
+        return [r[0] for r in rows]
+
+    def change_token(self) -> object | None:
+        # Another connection's commit moves data_version; this one's writes move _write_count.
+        with self._lock:
+            version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+            return (version, self._write_count)
 
     def recent_episodes(
         self, group_id: str, source: str | None, before: int, limit: int
@@ -641,13 +656,16 @@ class SQLiteStore:
                 plan.audit["entities_removed"] = plan.audit.get("entities_removed", 0) + len(
                     orphans
                 )
+        # One UPDATE: an episode row is large (content, metadata, embedding), and each UPDATE
+        # rewrites it whole, overflow pages included.
         if plan.episode_id is not None and plan.episode_status is not None:
             status, extractor, error = plan.episode_status
             conn.execute(
-                "UPDATE episodes SET status = ?, extractor = ?, error = ? WHERE id = ?",
-                (status, extractor, error, plan.episode_id),
+                "UPDATE episodes SET status = ?, extractor = ?, error = ?, "
+                "embedding = coalesce(?, embedding) WHERE id = ?",
+                (status, extractor, error, to_blob(plan.episode_embedding), plan.episode_id),
             )
-        if plan.episode_id is not None and plan.episode_embedding is not None:
+        elif plan.episode_id is not None and plan.episode_embedding is not None:
             conn.execute(
                 "UPDATE episodes SET embedding = ? WHERE id = ?",
                 (to_blob(plan.episode_embedding), plan.episode_id),

@@ -16,6 +16,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 FENCE = re.compile(r"(<!-- not run -->\s*\n)?```python\n(.*?)```", re.S)
 PAGES = {
     "python.md": [],
+    "robots.md": [],
     "langchain.md": ["langchain_core"],
     "mcp.md": ["mcp"],
 }

@@ -44,7 +44,9 @@ def test_tools_and_schemas(memory: GraphMemory) -> None:
         return (await client.list_tools()).tools
 
     tools = {tool.name: tool for tool in _with_client(memory, body)}
-    assert set(tools) == {"remember", "recall", "history", "forget"}
+    assert set(tools) == {
+        "remember", "recall", "history", "forget", "record_experience", "recall_experiences"
+    }
     remember = tools["remember"].input_schema
     assert remember["type"] == "object" and remember["required"] == ["text"]
     assert set(remember["properties"]) == {"text", "speaker", "reference_time"}

@@ -137,3 +137,28 @@ def test_a_record_too_large_fails_with_the_reason_and_nothing_is_dropped(tmp_pat
         ok = mem.add_episode(json.dumps({"id": "fine", "values": list(range(400))}),
                              kind="json", reference_time=BASE)
         assert ok.status == "extracted"
+
+
+def test_a_list_of_numbers_is_a_vector_kept_in_order(tmp_path: Path) -> None:
+    with GraphMemory(tmp_path / "m.db", embedder=HashEmbedder(64)) as mem:
+        record = {
+            "id": "arm",
+            "pos": [0.1, 0.0, 0.0],  # order and the repeated 0.0 are the data
+            "tags": ["lab", "table", "lab"],  # strings: a set of values (tags)
+            "trajectory": [float(i) for i in range(65)],  # past 64 numbers: payload only
+            "path": [[0.0, 0.1, 0.2]] * 300,  # a list of vectors, 900 numbers: payload too
+            "grid": [[1, 2], [3, 4]],  # a small one: indexed facts
+        }
+        result = mem.add_episode(json.dumps(record), kind="json", reference_time=BASE)
+        assert result.status == "extracted"
+        facts = mem.facts(entity="arm")
+        pos = sorted((f.predicate, f.value) for f in facts if f.predicate.startswith("pos."))
+        assert pos == [("pos.0", 0.1), ("pos.1", 0.0), ("pos.2", 0.0)]
+        assert sorted(f.value for f in facts if f.predicate == "tags") == ["lab", "table"]  # type: ignore[type-var]
+        assert not any(f.predicate.startswith(("trajectory", "path")) for f in facts)
+        grid = sorted((f.predicate, f.value) for f in facts if f.predicate.startswith("grid"))
+        assert grid == [("grid.0.0", 1), ("grid.0.1", 2), ("grid.1.0", 3), ("grid.1.1", 4)]
+        stored = mem.episode(result.episode_id)
+        assert stored is not None and json.loads(stored.content) == record  # kept whole
+        hits = mem.recall("arm", filters={"pos.1": 0.0, "pos.0": {"$gt": 0.05}}).facts
+        assert hits and all(h.subject == "arm" for h in hits)
