@@ -8,11 +8,10 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
-from importlib.metadata import version as _version
+import importlib as _importlib
+import typing as _typing
 
-from ._config import Settings
-from ._embed import Embedder, HashEmbedder, OpenAIEmbedder, SentenceTransformerEmbedder
+# Exceptions are cheap (no third-party imports) and are what `except graphmem.X` needs first.
 from ._errors import (
     BudgetExceededError,
     ConfigError,
@@ -27,32 +26,94 @@ from ._errors import (
     SchemaError,
     StoreError,
 )
-from ._experience import ExperienceWeights
-from ._memory import GraphMemory
-from ._models import (
-    EntityRecord,
-    EpisodeRecord,
-    EpisodeRef,
-    Experience,
-    ExtractedEntity,
-    ExtractedFact,
-    Extraction,
-    FactHit,
-    FactRecord,
-    ForgetResult,
-    IngestResult,
-    RecallResult,
-)
-from ._predicates import Predicate, PredicateRegistry
-from ._retrieve import RetrievalConfig, Retriever
-from ._sources import Problem, SourceError, load_episodes
-from .extract import ExtractionContext, Extractor
-from .store import GraphStore, open_store
 
-try:
-    __version__ = _version("graphmem")
-except _PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
+if _typing.TYPE_CHECKING:
+    from ._config import Settings
+    from ._embed import Embedder, HashEmbedder, OpenAIEmbedder, SentenceTransformerEmbedder
+    from ._experience import ExperienceWeights
+    from ._memory import GraphMemory
+    from ._models import (
+        EntityRecord,
+        EpisodeRecord,
+        EpisodeRef,
+        Experience,
+        ExtractedEntity,
+        ExtractedFact,
+        Extraction,
+        FactHit,
+        FactRecord,
+        ForgetResult,
+        IngestResult,
+        RecallResult,
+    )
+    from ._predicates import Predicate, PredicateRegistry
+    from ._retrieve import RetrievalConfig, Retriever
+    from ._sources import Problem, SourceError, load_episodes
+    from .extract import ExtractionContext, Extractor
+    from .store import GraphStore, open_store
+
+    __version__: str
+
+# Everything else is imported on first use (PEP 562): `import graphmem` stays cheap, so a
+# command-line call pays only for the modules its command needs (numpy, pydantic, the rules
+# extractor's patterns, the LLM and Neo4j clients are not loaded by `import graphmem`).
+_LAZY = {
+    "Settings": "._config",
+    "Embedder": "._embed",
+    "HashEmbedder": "._embed",
+    "OpenAIEmbedder": "._embed",
+    "SentenceTransformerEmbedder": "._embed",
+    "ExperienceWeights": "._experience",
+    "GraphMemory": "._memory",
+    "EntityRecord": "._models",
+    "EpisodeRecord": "._models",
+    "EpisodeRef": "._models",
+    "Experience": "._models",
+    "ExtractedEntity": "._models",
+    "ExtractedFact": "._models",
+    "Extraction": "._models",
+    "FactHit": "._models",
+    "FactRecord": "._models",
+    "ForgetResult": "._models",
+    "IngestResult": "._models",
+    "RecallResult": "._models",
+    "Predicate": "._predicates",
+    "PredicateRegistry": "._predicates",
+    "RetrievalConfig": "._retrieve",
+    "Retriever": "._retrieve",
+    "Problem": "._sources",
+    "SourceError": "._sources",
+    "load_episodes": "._sources",
+    "ExtractionContext": ".extract",
+    "Extractor": ".extract",
+    "GraphStore": ".store",
+    "open_store": ".store",
+}
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("graphmem")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0"
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name == "__version__":
+        value: _typing.Any = _package_version()
+    elif name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name], __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # once: later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "BudgetExceededError",

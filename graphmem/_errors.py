@@ -107,12 +107,26 @@ class ExtractionError(GraphMemError):
 
 
 class LLMError(ExtractionError):
-    """The language-model endpoint failed after retries or returned unusable output."""
+    """The language-model endpoint failed after retries or returned unusable output.
+
+    ``usage`` holds what the episode spent before it failed (``llm_calls``, ``llm_retries``,
+    ``llm_repairs``, ``llm_failed_calls``, ``prompt_tokens``, ``completion_tokens``): failed
+    calls are paid for too.
+    """
 
     code = "llm"
 
+    def __init__(self, message: str, *, usage: dict[str, int] | None = None) -> None:
+        super().__init__(message)
+        self.usage: dict[str, int] = dict(usage or {})
+
 
 class BudgetExceededError(GraphMemError):
-    """The configured LLM call or token budget is spent."""
+    """The configured LLM call or token budget is spent. ``usage``: what the episode had spent
+    before the cap stopped it (as on ``LLMError``)."""
+
+    def __init__(self, message: str, *, usage: dict[str, int] | None = None) -> None:
+        super().__init__(message)
+        self.usage: dict[str, int] = dict(usage or {})
 
     code = "budget"

@@ -15,13 +15,20 @@ import numpy.typing as npt
 from ._errors import InputError, PredicateError
 from ._ids import entity_key, value_json, value_key
 from ._models import ExtractedFact, IngestResult
-from ._predicates import PredicateRegistry, normalize_predicate
+from ._predicates import Family, PredicateRegistry, normalize_predicate
 from ._reconcile import Candidate, Claim, TimelineState
 from ._resolve import EntityRequest, resolve_entities
 from ._time import to_ms
-from .store._base import ProvenanceRow, StoreReader, WritePlan
+from .store._base import ProvenanceRow, StoreReader, Timeline, WritePlan
 
-__all__ = ["PreparedFact", "build_plan", "default_statement", "prepare_facts"]
+__all__ = [
+    "PreparedFact",
+    "build_plan",
+    "default_statement",
+    "family_key",
+    "merge_timelines",
+    "prepare_facts",
+]
 
 Vector = npt.NDArray[np.float32]
 
@@ -38,6 +45,31 @@ class PreparedFact:
     stated_from: bool
     statement: str
     embedding: Vector | None = None
+    family: Family | None = None  # the predicate's family: reconciled with its other members
+
+
+def family_key(family: Family) -> str:
+    """The timeline key of a family's state (never a predicate: predicates have no ``@``)."""
+    return "@" + family.name
+
+
+def merge_timelines(parts: Sequence[Timeline]) -> Timeline:
+    """One timeline of several predicates' timelines (a family), each link once."""
+    merged = Timeline()
+    seen: set[tuple[str, str, str]] = set()
+    ids: set[str] = set()
+    for part in parts:
+        for fact in part.facts:
+            if fact.id not in ids:
+                ids.add(fact.id)
+                merged.facts.append(fact)
+        for link in part.links:
+            key = (link.kind, link.src, link.dst)
+            if key not in seen:
+                seen.add(key)
+                merged.links.append(link)
+    merged.facts.sort(key=lambda f: (f.valid_from, f.recorded_at, f.id))
+    return merged
 
 
 def default_statement(subject: str, predicate: str, target: str) -> str:
@@ -77,6 +109,7 @@ def prepare_facts(
             functional = predicates.is_functional(predicate)
         else:
             functional = fact.functional
+        family = predicates.family_of(predicate) if predicate in predicates else None
         target = fact.object if fact.object is not None else str(fact.value)
         statement = (fact.statement or "").strip() or default_statement(
             fact.subject, predicate, target
@@ -90,6 +123,7 @@ def prepare_facts(
                 valid_to=end,
                 stated_from=fact.valid_from is not None,
                 statement=statement,
+                family=family,
             )
         )
     return prepared, skipped
@@ -116,8 +150,10 @@ def build_plan(
             requests.setdefault(pf.fact.object, EntityRequest(pf.fact.object, pf.fact.object_type))
     resolution = resolve_entities(reader, group_id, list(requests.values()), now)
 
+    # One state per (subject, predicate), or per (subject, family) for a family's members.
     candidates: dict[tuple[str, str], list[Candidate]] = {}
     functional: dict[tuple[str, str], bool] = {}
+    families: dict[tuple[str, str], Family] = {}
     for index, pf in enumerate(facts):
         f = pf.fact
         subject_id = resolution.by_name[f.subject]
@@ -132,6 +168,9 @@ def build_plan(
             ]
             replaces_key = value_key(replaced[0], None) if replaced else value_key(None, f.replaces)
         key = (subject_id, pf.predicate)
+        if pf.family is not None:
+            key = (subject_id, family_key(pf.family))
+            families[key] = pf.family
         claim = None
         if f.relation is not None and f.relation != "new":
             claim = Claim(f.relation, f.related_fact_id, f.reason)
@@ -159,7 +198,18 @@ def build_plan(
         )
         functional[key] = functional.get(key, False) or pf.functional
 
-    timelines = reader.timelines(group_id, list(candidates))
+    pairs: list[tuple[str, str]] = []
+    for key in candidates:
+        family = families.get(key)
+        pairs.extend([(key[0], m) for m in family.members] if family is not None else [key])
+    loaded = reader.timelines(group_id, list(dict.fromkeys(pairs)))
+    timelines: dict[tuple[str, str], Timeline] = {}
+    for key in candidates:
+        family = families.get(key)
+        if family is None:
+            timelines[key] = loaded[key]
+        else:
+            timelines[key] = merge_timelines([loaded[(key[0], m)] for m in family.members])
     plan = WritePlan(episode_id=episode_id, episode_status=("extracted", extractor_name, None))
     plan.entities_new = resolution.new
     plan.entity_aliases = resolution.aliases
@@ -180,6 +230,7 @@ def build_plan(
             order=order,
             claims_loader=load_claims,
             seq=reader.write_seq,
+            family=families.get(key),
         )
         for cand in cands:
             outcome = state.apply(cand)

@@ -17,10 +17,15 @@ from types import TracebackType
 from typing import Any, Literal
 
 from ._config import Settings
-from ._embed import Embedder, default_embedder
+from ._embed import (
+    Embedder,
+    check_embedder,
+    embedder_mismatch,
+    embedder_name,
+    resolve_embedder,
+)
 from ._errors import (
     ConfigError,
-    EmbeddingMismatchError,
     GraphMemError,
     InputError,
     StoreError,
@@ -106,13 +111,22 @@ class GraphMemory:
         self,
         store: str | os.PathLike[str] | GraphStore | None = None,
         *,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         extractor: str | Extractor | None = None,
         predicates: Iterable[Predicate] | Mapping[str, str] | PredicateRegistry | None = None,
         settings: Settings | None = None,
         retrieval: RetrievalConfig | None = None,
     ) -> None:
+        if settings is not None and not isinstance(settings, Settings):
+            raise ConfigError(
+                f"settings must be a graphmem Settings object, got {type(settings).__name__}"
+            )
         self.settings = settings or Settings.from_env()
+        # What was asked for (an Embedder, a family name, or nothing: GRAPHMEM_EMBEDDER, else
+        # the store's own); connect() resolves it against the store's record.
+        self._requested = check_embedder(embedder)
+        if self._requested is None and os.environ.get("GRAPHMEM_EMBEDDER", "").strip():
+            embedder_name(os.environ["GRAPHMEM_EMBEDDER"])  # a bad name fails here, not later
         if store is None:
             store = self.settings.store
         self.store: GraphStore = (
@@ -120,7 +134,8 @@ class GraphMemory:
             if isinstance(store, GraphStore) and not isinstance(store, str)
             else open_store(store)
         )
-        self._embedder = embedder
+        self._embedder: Embedder | None = None
+        self._embedding_dim = 0
         self.default_extractor = extractor if extractor is not None else "auto"
         self.predicates = (
             predicates
@@ -132,12 +147,18 @@ class GraphMemory:
         self._connected = False
         self._extractors: dict[str, Extractor] = {}
         self._experiences: ExperienceRecall | None = None
+        # LLM requests and tokens this memory has spent (stats()), failed episodes included.
+        self._llm_usage: dict[str, int] = dict.fromkeys(sorted(_USAGE_FIELDS), 0)
 
     # ------------------------------------------------------------------ lifecycle
     @property
     def embedder(self) -> Embedder:
+        """The embedder in use: the one asked for, checked against the store's record, else
+        the store's own (reading it opens the store)."""
         if self._embedder is None:
-            self._embedder = default_embedder()
+            self.connect()
+        if self._embedder is None:  # connect() resolves it
+            raise ConfigError("no embedder: the store could not be opened")
         return self._embedder
 
     def connect(self) -> GraphMemory:
@@ -160,31 +181,34 @@ class GraphMemory:
         return self
 
     def _check_embedder(self) -> None:
-        recorded = self.store.get_meta("embedder")
+        """Resolve the embedder against the store's record: nothing asked for (no
+        ``embedder=``, no ``GRAPHMEM_EMBEDDER``) means the store's own; a request it disagrees
+        with is an ``EmbeddingMismatchError`` naming both and the fix. A new store records
+        the embedder it is given (the hashed n-grams by default)."""
+        raw = self.store.get_meta("embedder")
+        recorded: tuple[str, int] | None = None
+        if raw is not None:
+            try:
+                info = json.loads(raw)
+                recorded = (str(info["name"]), int(info["dim"]))
+            except (ValueError, KeyError, TypeError):
+                from ._errors import SchemaError
+
+                raise SchemaError(
+                    f"{self.store.url}: its recorded embedder is unreadable ({raw[:80]!r})"
+                ) from None
+        embedder = resolve_embedder(self._requested, recorded, store=self.store.url)
+        dim = embedder.dim or self._probe_dim(embedder)
         if recorded is None:
-            if self._embedder is None:
-                self._embedder = default_embedder()
-            dim = self.embedder.dim or self._probe_dim()
-            self.store.set_meta("embedder", json.dumps({"name": self.embedder.name, "dim": dim}))
-            return
-        info = json.loads(recorded)
-        if self._embedder is None:
-            if info["name"].startswith("hash-ngram-v1-"):
-                from ._embed import HashEmbedder
+            self.store.set_meta("embedder", json.dumps({"name": embedder.name, "dim": dim}))
+        elif (embedder.name, dim) != recorded:
+            asked = f"embedder={type(embedder).__name__}"
+            raise embedder_mismatch(self.store.url, recorded, asked, embedder.name, dim)
+        self._embedder = embedder
+        self._embedding_dim = dim
 
-                self._embedder = HashEmbedder(int(info["dim"]))
-            else:
-                self._embedder = default_embedder()
-        dim = self.embedder.dim or self._probe_dim()
-        if info["name"] != self.embedder.name or int(info["dim"]) != dim:
-            raise EmbeddingMismatchError(
-                f"{self.store.url} was built with embedder {info['name']} ({info['dim']} "
-                f"dimensions), not {self.embedder.name} ({dim}); open it with the same "
-                "embedder, or start a new store"
-            )
-
-    def _probe_dim(self) -> int:
-        return int(self.embedder.embed(["dimension probe"]).shape[1])
+    def _probe_dim(self, embedder: Embedder | None = None) -> int:
+        return int((embedder or self.embedder).embed(["dimension probe"]).shape[1])
 
     def migrate(self) -> list[str]:
         self.store.connect()
@@ -237,6 +261,7 @@ class GraphMemory:
         items: Iterable[Mapping[str, Any] | EpisodeRecord],
         *,
         on_invalid: Literal["raise", "skip"] = "raise",
+        group_id: str | None = None,
     ) -> list[IngestResult]:
         """Bulk ingest. Every item is validated before anything is written.
 
@@ -244,9 +269,15 @@ class GraphMemory:
         item raises ``InputError`` naming its index, and nothing is written. ``"skip"``: the
         valid items are ingested and each bad one gets a result with ``status="invalid"`` and
         the reason in ``error``. Either way the results line up with the items, one each.
+
+        ``group_id``: every write goes to this group. Items without a ``group_id`` go to it, and
+        an item naming another group is invalid (under the same ``on_invalid`` rule). ``None``
+        (the default): each item's own ``group_id``, else ``"default"``.
         """
         if on_invalid not in ("raise", "skip"):
             raise InputError(f"on_invalid must be 'raise' or 'skip', got {_show(on_invalid)}")
+        # -- group bound (issue 14): one tenant's bulk write cannot name another's group
+        bound = None if group_id is None else _group(group_id)
         rows: list[tuple[EpisodeRow, str | Extractor | None]] = []
         invalid: dict[int, str] = {}
         if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
@@ -255,6 +286,16 @@ class GraphMemory:
             )
         for index, item in enumerate(items):
             try:
+                if bound is not None and isinstance(item, Mapping | EpisodeRecord):
+                    named = (item.group_id if isinstance(item, EpisodeRecord)
+                             else item.get("group_id"))
+                    if named is None and isinstance(item, Mapping):
+                        item = {**item, "group_id": bound}
+                    elif named != bound:
+                        raise InputError(
+                            f"episode {index}: group_id {_show(named)} is not {_show(bound)}"
+                        )
+                # -- end group bound
                 rows.append(self._bulk_row(index, item))
             except (InputError, ConfigError) as exc:
                 if on_invalid == "raise":
@@ -616,7 +657,7 @@ class GraphMemory:
         for item in self._extract(pending):
             if item.error is not None:
                 results[item.index] = IngestResult(
-                    episode_id=item.row.id, status="failed", error=item.error
+                    episode_id=item.row.id, status="failed", error=item.error, **item.usage
                 )
         ready = [p for p in pending if p.error is None]
         self._embed_all(ready)
@@ -651,6 +692,11 @@ class GraphMemory:
                     order=item.index,
                 )
                 plan.episode_embedding = item.embedding
+                if item.warnings and plan.episode_status is not None:
+                    # Recorded on the episode (its error field, status still extracted): what
+                    # the extraction dropped without failing.
+                    status, name, _ = plan.episode_status
+                    plan.episode_status = (status, name, _warning_text(item.warnings))
                 outcomes[item.index] = result
                 return plan
 
@@ -667,11 +713,20 @@ class GraphMemory:
         for item in ready:
             result = outcomes[item.index]
             assert item.extraction is not None
-            result.llm_calls = item.extraction.llm_calls
-            result.prompt_tokens = item.extraction.prompt_tokens
-            result.completion_tokens = item.extraction.completion_tokens
+            extraction = item.extraction
+            result.llm_calls = extraction.llm_calls
+            result.llm_retries = extraction.llm_retries
+            result.llm_repairs = extraction.llm_repairs
+            result.llm_failed_calls = extraction.llm_failed_calls
+            result.prompt_tokens = extraction.prompt_tokens
+            result.completion_tokens = extraction.completion_tokens
+            result.warnings = list(item.warnings)
             results[item.index] = result
-        return [r for r in results if r is not None]
+        done = [r for r in results if r is not None]
+        for result in done:
+            for name in _USAGE_FIELDS:
+                self._llm_usage[name] += int(getattr(result, name))
+        return done
 
     def _extract(self, pending: Sequence[_Pending]) -> Sequence[_Pending]:
         """Run each episode's extractor; failures mark the episode ``failed``, input is kept.
@@ -712,9 +767,13 @@ class GraphMemory:
                 raise
             log.warning("graphmem: extraction failed for %s: %s", item.row.id, exc)
             item.error = str(exc)
+            usage = getattr(exc, "usage", None)  # LLM calls a failed episode still cost
+            if isinstance(usage, dict):
+                item.usage = {k: int(v) for k, v in usage.items() if k in _USAGE_FIELDS}
             return
         for reason in skipped:
             log.info("graphmem: skipped a fact of %s: %s", item.row.id, reason)
+        item.warnings = [*item.extraction.warnings, *(f"fact left out: {r}" for r in skipped)]
         item.entities = [
             EntityRequest(e.name, e.type, list(e.aliases)) for e in item.extraction.entities
         ]
@@ -902,28 +961,70 @@ class GraphMemory:
         episode_id: str | None = None,
         entity: str | None = None,
         all: bool = False,
+        episodes: bool = False,
     ) -> ForgetResult:
-        """Delete an episode, an entity or a whole group; shared facts keep other provenance."""
+        """Delete an episode, an entity or a whole group; shared facts keep other provenance.
+
+        ``entity=``: the entity, its aliases and every fact about it. Its own episodes (those
+        it spoke, by ``metadata.speaker`` / ``.name``, and those stating or negating a fact
+        about it) are kept unless ``episodes=True``, which forgets them too, with every fact
+        they alone support; ``own_episodes_kept`` / ``own_episode_ids_kept`` in the result say
+        which were kept (``forget(episode_id=...)`` each). ``episodes=True`` with a name that no
+        entity has any more forgets the episodes that name spoke.
+
+        On SQLite the deleted text leaves the file: the full-text indexes touched are merged
+        ('optimize', a cost that grows with the index) and the WAL is truncated.
+        """
         group_id = _group(group_id)
         chosen = sum(x is not None for x in (episode_id, entity, True if all else None))
         if chosen != 1:
             raise InputError("forget needs exactly one of episode_id=, entity= or all=True")
+        if not isinstance(episodes, bool):
+            raise InputError(f"episodes must be True or False, got {_show(episodes)}")
+        if episodes and entity is None:
+            raise InputError("episodes=True goes with entity= (an entity's own episodes)")
         store = self._ready()
         now = record_ms()
         functional = {p.name: p.cardinality == "one" for p in self.predicates}
+        families = self.predicates.families_by_predicate()  # replayed as ingest applied them
         if episode_id is not None:
             _text(episode_id, "episode_id")
             ep = store.get_episode(episode_id)
             if ep is None or ep.group_id != group_id:
                 raise InputError(f"no episode {episode_id!r} in group {group_id!r}")
             plan = store.write(
-                lambda r: plan_forget_episodes(r, group_id, [episode_id], functional, now)
+                lambda r: plan_forget_episodes(
+                    r, group_id, [episode_id], functional, now, families
+                )
             )
         elif entity is not None:
             ids = self._entity_ids(group_id, entity)
-            if not ids:
+            if not ids and not episodes:
                 raise InputError(f"no entity named {entity!r} in group {group_id!r}")
-            plan = store.write(lambda r: plan_forget_entity(r, group_id, ids, functional, now))
+            names = [entity] + [
+                n for e in store.find_entities_by_ids(group_id, ids) for n in (e.name, *e.aliases)
+            ]
+            keys = sorted({entity_key(n) for n in names if n.strip()})
+
+            def forget_entity(reader: StoreReader) -> WritePlan:
+                plan = plan_forget_entity(
+                    reader,
+                    group_id,
+                    ids,
+                    functional,
+                    now,
+                    speaker_keys=keys,
+                    episodes=episodes,
+                    families=families,
+                )
+                if not ids and not plan.delete_episode_ids:  # nothing written: rolled back
+                    raise InputError(
+                        f"no entity named {entity!r} in group {group_id!r}, and no episode "
+                        "it spoke"
+                    )
+                return plan
+
+            plan = store.write(forget_entity)
         else:
             plan = store.write(lambda r: plan_forget_group(r, group_id, now))
         audit = plan.audit or {}
@@ -934,12 +1035,20 @@ class GraphMemory:
             entities_removed=int(audit.get("entities_removed", 0)),
             facts_kept=int(audit.get("facts_kept", 0)),
             audit_id=audit.get("id"),
+            own_episodes_kept=int(audit.get("own_episodes_kept", 0)),
+            own_episode_ids_kept=list(audit.get("own_episode_ids_kept", [])),
         )
 
     def stats(self, group_id: str | None = None) -> dict[str, Any]:
+        """The store's counts (of a group, or of all); with ``llm_usage`` (requests, retries,
+        repairs, failed requests and tokens this memory has spent since it was opened) once an
+        LLM extractor has been called."""
         if group_id is not None:
             group_id = _group(group_id)
-        return self._ready().stats(group_id)
+        out = dict(self._ready().stats(group_id))
+        if self._llm_usage["llm_calls"]:
+            out["llm_usage"] = dict(self._llm_usage)
+        return out
 
     def export(self, *, group_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Every episode, entity, fact, provenance link, SUPERSEDES/CONTRADICTS link, mention."""
@@ -947,8 +1056,50 @@ class GraphMemory:
             group_id = _group(group_id)
         return self._ready().export_rows(group_id)
 
-    def import_rows(self, rows: Sequence[dict[str, Any]]) -> dict[str, int]:
-        return self._ready().import_rows(rows)
+    def import_rows(
+        self,
+        rows: Iterable[dict[str, Any]],
+        *,
+        lines: Sequence[int] | None = None,
+        source: str | None = None,
+    ) -> dict[str, int]:
+        """Import ``export()`` rows (a ``graphmem export`` file's); rows the store already
+        holds are skipped, so importing twice changes nothing. Returns what was added.
+
+        Every row is checked first, as ingest checks its input: fields and their types, known
+        kinds, timezone-aware times, ``valid_to`` after ``valid_from``, vectors of the store's
+        dimension, and that what a row refers to (a fact's entities, the fact and episode of a
+        provenance row, a link's facts, a mention's ends) is in the rows or the store, in the
+        same group. Any bad row raises one ``InputError`` naming each (``row N (type fact, id
+        ...): valid_to ... is before valid_from ...``; N is ``lines[i]`` when given, e.g. the
+        file's line numbers, else the row's 1-based position; ``source`` prefixes it), and
+        nothing is written.
+        """
+        from .store._export import validate_export
+
+        if isinstance(rows, str | bytes | Mapping) or not isinstance(rows, Iterable):
+            raise InputError(f"import_rows takes a list of export rows, got {type(rows).__name__}")
+        rows = list(rows)  # an export() iterator is read twice (checked, then written)
+        store = self._ready()
+        validate_export(rows, store, dim=self._embedding_dim, lines=lines, source=source)
+        return store.import_rows(rows)
+
+
+_USAGE_FIELDS = frozenset(
+    {
+        "llm_calls",
+        "llm_retries",
+        "llm_repairs",
+        "llm_failed_calls",
+        "prompt_tokens",
+        "completion_tokens",
+    }
+)
+
+
+def _warning_text(warnings: Sequence[str], limit: int = 2000) -> str:
+    text = f"{len(warnings)} warning(s): " + " | ".join(warnings)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass
@@ -963,6 +1114,8 @@ class _Pending:
     entities: list[EntityRequest] = field(default_factory=list)
     error: str | None = None
     embedding: Vector | None = None  # the episode's own (turn-level dense retrieval)
+    usage: dict[str, int] = field(default_factory=dict)  # of a failed LLM extraction
+    warnings: list[str] = field(default_factory=list)  # what the extraction dropped
 
 
 class _Fixed:

@@ -1,20 +1,29 @@
-"""The predicate registry: which predicates are functional (one value at a time).
+"""The predicate registry: which predicates are functional (one value at a time), and which
+belong to a family (one of them at a time between the same two entities).
 
 Supersession acts only on functional (``one``) predicates; multi-valued (``many``) predicates
 accumulate values. Unknown predicates default to ``many`` so that nothing is replaced by accident.
+
+A *family* (``Predicate.family``) is a cardinality across predicates: between the same subject
+and object at most one predicate of the family holds at a time. "Ana is my sister" then "Ana is
+my cousin, not my sister" is a correction although the predicate changed (``sister_of`` →
+``cousin_of``, family ``kinship``); a later plain statement of another member ends the earlier
+one where it starts, as a new value of a functional predicate would. Built-in families:
+``kinship``, ``relationship`` (married, partner, ex…) and ``reporting`` (who manages whom).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel
 
 from ._errors import PredicateError
 
-__all__ = ["Predicate", "PredicateRegistry", "normalize_predicate"]
+__all__ = ["Family", "Predicate", "PredicateRegistry", "default_families", "normalize_predicate"]
 
 Cardinality = Literal["one", "many"]
 _IDENT = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$")
@@ -25,6 +34,19 @@ class Predicate(BaseModel):
     cardinality: Cardinality = "many"
     inverse: str | None = None
     description: str = ""
+    # Between the same subject and object, at most one predicate of a family holds at a time.
+    family: str | None = None
+
+
+@dataclass(frozen=True)
+class Family:
+    """A predicate family as the reconciler uses it: its members and which are functional."""
+
+    name: str
+    members: Mapping[str, bool] = field(hash=False)  # predicate -> functional (cardinality one)
+
+    def functional(self, predicate: str) -> bool:
+        return self.members.get(predicate, False)
 
 
 _FUNCTIONAL = {
@@ -44,6 +66,17 @@ _FUNCTIONAL = {
     "birthday": "the subject's birthday",
     "email": "the subject's email address",
     "phone": "the subject's phone number",
+    # Issue 13: common one-valued relations (a new value replaces the old one).
+    "has_manager": "the subject's current manager (one at a time; family reporting)",
+    "reports_to": "whom the subject reports to now (one at a time; family reporting)",
+    "has_boss": "the subject's current boss (one at a time; family reporting)",
+    "employed_by": "the subject's current employer (like works_at)",
+    "works_for": "the subject's current employer (like works_at)",
+    "spouse_of": "the subject's spouse (one at a time; family relationship)",
+    "born_in": "where the subject was born (a later value replaces an earlier one)",
+    "located_at": "where the subject is now (like located_in)",
+    "lives_at": "the subject's current address (like lives_in)",
+    "timezone": "the subject's current time zone",
 }
 _MULTI = {
     "likes": "something the subject likes",
@@ -56,6 +89,34 @@ _MULTI = {
     "visited": "a place the subject visited",
     "member_of": "a group the subject belongs to",
     "related_to": "any relation",
+}
+
+# Families: (description, predicates). Members not listed above are multi-valued: a person has
+# several cousins, a manager several reports; the family only limits each pair of entities.
+# Left out on purpose: friend_of, knows, colleague_of, works_with (they hold beside a kinship or
+# a reporting relation), nationality / citizen_of (dual citizenship).
+_FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "kinship": (
+        "how the subject is related to the object by family",
+        (
+            "parent_of", "child_of", "mother_of", "father_of", "son_of", "daughter_of",
+            "sibling_of", "sister_of", "brother_of", "half_sibling_of", "step_sibling_of",
+            "cousin_of", "aunt_of", "uncle_of", "niece_of", "nephew_of", "grandparent_of",
+            "grandchild_of", "grandmother_of", "grandfather_of", "grandson_of",
+            "granddaughter_of", "in_law_of",
+        ),
+    ),
+    "relationship": (
+        "the couple relationship between the subject and the object",
+        (
+            "married_to", "spouse_of", "partner_of", "engaged_to", "dating", "ex_of",
+            "ex_partner_of", "ex_spouse_of", "divorced_from", "separated_from",
+        ),
+    ),
+    "reporting": (
+        "who manages whom between the subject and the object",
+        ("has_manager", "reports_to", "has_boss", "manager_of", "manages", "boss_of"),
+    ),
 }
 
 
@@ -83,10 +144,18 @@ class PredicateRegistry:
 
     def __init__(self, predicates: Iterable[Predicate] | Mapping[str, str] | None = None) -> None:
         self._by_name: dict[str, Predicate] = {}
+        self._families: dict[str, Family] | None = None  # predicate -> family, built on demand
         for name, text in _FUNCTIONAL.items():
             self._by_name[name] = Predicate(name=name, cardinality="one", description=text)
         for name, text in _MULTI.items():
             self._by_name[name] = Predicate(name=name, cardinality="many", description=text)
+        for family, (text, members) in _FAMILIES.items():
+            for name in members:
+                known = self._by_name.get(name)
+                if known is None:
+                    words = name.replace("_", " ")
+                    known = Predicate(name=name, description=f"{text}: {words}")
+                self._by_name[name] = known.model_copy(update={"family": family})
         if isinstance(predicates, Mapping):
             for name, card in predicates.items():
                 self.register(Predicate(name=name, cardinality=_cardinality(card)))
@@ -97,8 +166,14 @@ class PredicateRegistry:
     def register(self, predicate: Predicate | str, cardinality: Cardinality = "many") -> Predicate:
         if isinstance(predicate, str):
             predicate = Predicate(name=predicate, cardinality=cardinality)
-        canon = predicate.model_copy(update={"name": normalize_predicate(predicate.name)})
+        family = predicate.family
+        if family is not None:
+            family = _family_name(family)
+        canon = predicate.model_copy(
+            update={"name": normalize_predicate(predicate.name), "family": family}
+        )
         self._by_name[canon.name] = canon
+        self._families = None
         return canon
 
     def get(self, name: str) -> Predicate:
@@ -108,6 +183,31 @@ class PredicateRegistry:
     def is_functional(self, name: str) -> bool:
         return self.get(name).cardinality == "one"
 
+    def family(self, name: str) -> str | None:
+        """The family of a predicate (``None``: it has none)."""
+        return self.get(name).family
+
+    def family_of(self, name: str) -> Family | None:
+        """The predicate's family with its members, or ``None``."""
+        return self.families_by_predicate().get(normalize_predicate(name))
+
+    def families(self) -> dict[str, Family]:
+        """Every family, by name."""
+        return {f.name: f for f in self.families_by_predicate().values()}
+
+    def families_by_predicate(self) -> dict[str, Family]:
+        """Each family member's family (what ingest and forget reconcile by)."""
+        if self._families is None:
+            members: dict[str, dict[str, bool]] = {}
+            for predicate in self._by_name.values():
+                if predicate.family is not None:
+                    members.setdefault(predicate.family, {})[predicate.name] = (
+                        predicate.cardinality == "one"
+                    )
+            built = {name: Family(name, dict(sorted(m.items()))) for name, m in members.items()}
+            self._families = {p: built[name] for name, m in members.items() for p in m}
+        return self._families
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self._by_name
 
@@ -116,6 +216,30 @@ class PredicateRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._by_name)
+
+
+def default_families(functional: Mapping[str, bool] | None = None) -> dict[str, Family]:
+    """The built-in families by predicate, with ``functional`` (predicate -> cardinality one)
+    overriding the built-in cardinalities where given."""
+    built = PredicateRegistry().families_by_predicate()
+    if not functional:
+        return built
+    out: dict[str, Family] = {}
+    remade: dict[str, Family] = {}
+    for predicate, family in built.items():
+        if family.name not in remade:
+            members = {m: functional.get(m, f) for m, f in family.members.items()}
+            remade[family.name] = Family(family.name, members)
+        out[predicate] = remade[family.name]
+    return out
+
+
+def _family_name(value: str) -> str:
+    if not isinstance(value, str) or not re.match(r"^[a-z][a-z0-9_]*$", value.strip()):
+        raise PredicateError(
+            f"family {value!r} is not a snake_case identifier (letters, digits and _)"
+        )
+    return value.strip()
 
 
 def _cardinality(value: str) -> Cardinality:

@@ -12,6 +12,15 @@ Each provenance row records the episode's claim (``_claims``). Two things need t
 that lands inside a fact whose support includes a later restatement splits that fact (Paris
 stated for 2019 and 2021, then Berlin for 2020: Paris 2019-2020, Berlin 2020-2021, Paris 2021-),
 and ``_replay`` rebuilds a timeline from the claims left after a forget.
+
+Predicate families (``_predicates.Family``): the state of a family member is the state of the
+whole family for the subject (every member's facts, all objects). One-value-at-a-time then holds
+in *groups*: all the facts of a functional predicate (``p:<predicate>``) and, in a family, all
+the facts with the same object (``o:<object>``: one relation between two entities). A plain
+timeline has one group (``*``) when functional and none otherwise, which is what it always did.
+A fact's "value" is its predicate and object, so ``sister_of Ana`` and ``cousin_of Ana`` are two
+values of the group ``o:Ana``: a later one supersedes, an earlier one is late history, the same
+start contradicts and a correction expires the other, exactly as for ``lives_in``.
 """
 
 from __future__ import annotations
@@ -25,12 +34,15 @@ import numpy.typing as npt
 
 from ._claims import StatedClaim
 from ._ids import make_id, value_key
+from ._predicates import Family
 from .store._base import FactRow, FactUpdate, LinkRow, ProvenanceRow, Timeline
 
 __all__ = ["Candidate", "Claim", "Outcome", "TimelineState"]
 
 Vector = npt.NDArray[np.float32]
 _INF = 2**62
+_ALL: frozenset[str] = frozenset({"*"})
+_NONE: frozenset[str] = frozenset()
 # Stored provenance and ending rows of a fact, read inside the write transaction when needed.
 ClaimsLoader = Callable[[str], tuple[list[ProvenanceRow], list[ProvenanceRow]]]
 
@@ -79,7 +91,8 @@ def _combine(old: float, new: float) -> float:
 
 
 class TimelineState:
-    """Mutable copy of one (subject, predicate) timeline while an episode is applied."""
+    """Mutable copy of one (subject, predicate) timeline while an episode is applied; with
+    ``family``, of the timelines of every predicate of the family for the subject."""
 
     def __init__(
         self,
@@ -94,11 +107,14 @@ class TimelineState:
         order: int = 0,
         claims_loader: ClaimsLoader | None = None,
         seq: int = 0,
+        family: Family | None = None,
     ) -> None:
         self.group_id = group_id
         self.subject_id = subject_id
         self.predicate = predicate
         self.functional = functional
+        self.family = family
+        self._group_cache: dict[tuple[str, str], frozenset[str]] = {}
         self.now = now
         self.episode_id = episode_id
         self.order = order
@@ -148,6 +164,32 @@ class TimelineState:
     def _end(self, fact: FactRow) -> int:
         return _INF if fact.valid_to is None else fact.valid_to
 
+    def groups_of(self, predicate: str, key: str) -> frozenset[str]:
+        """The groups in which a value (predicate, value key) is one at a time."""
+        if self.family is None:
+            return _ALL if self.functional else _NONE
+        cached = self._group_cache.get((predicate, key))
+        if cached is None:
+            names = {"o:" + key}
+            if self.family.functional(predicate):
+                names.add("p:" + predicate)
+            cached = self._group_cache[(predicate, key)] = frozenset(names)
+        return cached
+
+    def _groups(self, fact: FactRow) -> frozenset[str]:
+        return self.groups_of(fact.predicate, self.value_keys[fact.id])
+
+    def _cand_groups(self, cand: Candidate) -> frozenset[str]:
+        return self.groups_of(cand.predicate, cand.value_key)
+
+    def _same(self, fact: FactRow, predicate: str, key: str | None) -> bool:
+        """Whether ``fact`` holds this value (predicate and object/value)."""
+        return fact.predicate == predicate and self.value_keys.get(fact.id) == key
+
+    def _pair_group(self, cand: Candidate) -> str | None:
+        """The family group of the candidate's two entities (``None``: not in a family)."""
+        return None if self.family is None or not cand.value_key else "o:" + cand.value_key
+
     def _stated(self, cand: Candidate, value_key: str | None = None) -> str:
         """The claim this state records for ``cand`` (applied now, by this episode)."""
         return StatedClaim(
@@ -195,14 +237,25 @@ class TimelineState:
         timeline (unknown, foreign or expired); ``supersedes`` on a multi-valued predicate
         (values accumulate there); ``same_as``/``negates`` naming a different value than the
         fact it points at. A dropped ``negates``/``corrects`` still negates/corrects by value.
+
+        In a family a claim may point at a fact of another predicate of the family between the
+        same two entities (``cousin_of Ana`` corrects ``sister_of Ana``): ``supersedes``,
+        ``corrects`` and ``contradicts`` are kept there; ``same_as`` and ``negates`` need the
+        same predicate.
         """
         claim = cand.claim
         if claim is None:
             return cand
         target = self.facts.get(claim.fact_id) if claim.fact_id is not None else None
         keep = target is not None and target.id not in self.expired
-        if keep and claim.relation == "supersedes" and not self.functional:
-            keep = False
+        if target is not None and keep:
+            shared = self._groups(target) & self._cand_groups(cand)
+            if claim.relation == "supersedes" and not shared:
+                keep = False
+            if target.predicate != cand.predicate and (
+                claim.relation in ("same_as", "negates") or not shared
+            ):
+                keep = False
         if (
             keep
             and target is not None
@@ -221,26 +274,32 @@ class TimelineState:
             target = self.facts[claim.fact_id]
             if target.id not in self.expired:
                 return target
-        live = [f for f in self._live() if self.value_keys.get(f.id) == cand.value_key]
+        live = [f for f in self._live() if self._same(f, cand.predicate, cand.value_key)]
         for fact in live:
             if fact.valid_from <= cand.valid_from < self._end(fact):
                 return fact
         # A late-arriving earlier statement of a value that already follows directly: extend it.
+        groups = self._cand_groups(cand)
         for fact in live:
             if fact.valid_from > cand.valid_from:
                 between = [
                     f
                     for f in self._live()
                     if cand.valid_from <= f.valid_from < fact.valid_from
-                    and self.value_keys.get(f.id) != cand.value_key
+                    and not self._same(f, cand.predicate, cand.value_key)
+                    and self._groups(f) & groups
                 ]
-                if not self.functional or (not between and self._is_slot_head(fact)):
+                if not groups or (not between and self._is_slot_head(fact)):
                     return fact
         return None
 
     def _is_slot_head(self, fact: FactRow) -> bool:
+        groups = self._groups(fact)
+        key = self.value_keys[fact.id]
         return all(
-            f.valid_from != fact.valid_from or self.value_keys.get(f.id) == self.value_keys[fact.id]
+            f.valid_from != fact.valid_from
+            or self._same(f, fact.predicate, key)
+            or not self._groups(f) & groups
             for f in self._live()
         )
 
@@ -263,10 +322,15 @@ class TimelineState:
             )
             return Outcome("duplicate", duplicate.id)
         fact = self._new_fact(cand, stated)
-        if self.functional:
+        groups = self._groups(fact)
+        if groups:
             self._split_restatements(fact)
             for other in self._live():
-                if other.id != fact.id and other.valid_from == fact.valid_from:
+                if (
+                    other.id != fact.id
+                    and other.valid_from == fact.valid_from
+                    and self._groups(other) & groups
+                ):
                     reason = "same valid time, different value"
                     decided = "rule"
                     if claim is not None and claim.relation == "contradicts":
@@ -287,7 +351,7 @@ class TimelineState:
             "fact",
             self.group_id,
             self.subject_id,
-            self.predicate,
+            cand.predicate,
             cand.value_key,
             str(start),
             self.episode_id,
@@ -296,7 +360,7 @@ class TimelineState:
             id=fact_id,
             group_id=self.group_id,
             subject_id=self.subject_id,
-            predicate=self.predicate,
+            predicate=cand.predicate,
             object_id=cand.object_id,
             value_json=cand.value_json,
             statement=cand.statement,
@@ -325,8 +389,11 @@ class TimelineState:
         value dated after the new one's start say it came back: they become their own fact."""
         start = new.valid_from
         key = self.value_keys[new.id]
+        groups = self._groups(new)
         for other in self._live():
-            if other.id == new.id or self.value_keys.get(other.id) == key:
+            if other.id == new.id or self._same(other, new.predicate, key):
+                continue
+            if not self._groups(other) & groups:
                 continue
             if not other.valid_from < start < self._end(other):
                 continue
@@ -352,7 +419,7 @@ class TimelineState:
 
         def natural_id(start: int, part: list[tuple[ProvenanceRow, StatedClaim]]) -> str:
             row, _ = min(part, key=lambda rc: rc[1].sort_key(rc[0].episode_id))
-            parts = (self.group_id, self.subject_id, self.predicate, key, str(start))
+            parts = (self.group_id, self.subject_id, other.predicate, key, str(start))
             return make_id("fact", *parts, row.episode_id)
 
         # The stored id stays with the part whose first statement made it.
@@ -416,7 +483,8 @@ class TimelineState:
             targets = [
                 fact
                 for fact in self._live()
-                if cand.value_key in ("", self.value_keys.get(fact.id))
+                if fact.predicate == cand.predicate
+                and cand.value_key in ("", self.value_keys.get(fact.id))
             ]
         ended: list[str] = []
         for fact in targets:
@@ -443,25 +511,43 @@ class TimelineState:
         return Outcome("negated", None, affected=ended)
 
     def _correct(self, cand: Candidate, claim: Claim | None) -> Outcome:
+        """A correction expires what it replaces: the fact an extractor's claim names, else
+        the facts of the value ``replaces`` names, else the current facts of the candidate's
+        groups. In a family, a ``replaces`` that names no value of the candidate's predicate
+        falls back to the other relation between the same two entities ("Ana is my cousin, not
+        my sister": the relation is what was wrong)."""
+        groups = self._cand_groups(cand)
         if claim is not None and claim.fact_id is not None:
             targets = [self.facts[claim.fact_id]]
         elif cand.replaces_key is not None:
-            targets = [f for f in self._live() if self.value_keys.get(f.id) == cand.replaces_key]
-        elif self.functional:
-            targets = [f for f in self._live() if f.valid_to is None]
+            targets = [
+                f
+                for f in self._live()
+                if self._same(f, cand.predicate, cand.replaces_key)
+            ]
+        elif groups:
+            targets = [f for f in self._live() if f.valid_to is None and self._groups(f) & groups]
         else:
             targets = []
         targets = [
             t
             for t in targets
-            if t.id not in self.expired and self.value_keys[t.id] != cand.value_key
+            if t.id not in self.expired and not self._same(t, cand.predicate, cand.value_key)
         ]
+        pair = self._pair_group(cand)
+        if not targets and claim is None and cand.replaces_key is not None and pair is not None:
+            targets = [
+                f
+                for f in self._live()
+                if f.valid_to is None and f.predicate != cand.predicate and pair in self._groups(f)
+            ]
         if not targets:
             return self._assert(cand, None, stated=cand)
         start = cand.valid_from if cand.stated_from else min(t.valid_from for t in targets)
         stated = cand
         if claim is not None and len(targets) == 1:
-            # An extractor's correction that named the fact replaces that value on a rebuild.
+            # An extractor's correction that named the fact replaces that value on a rebuild
+            # (of another predicate of the family: the relation between the same two entities).
             stated = replace(cand, replaces_key=self.value_keys[targets[0].id])
         for target in targets:
             self.expired.add(target.id)
@@ -492,18 +578,22 @@ class TimelineState:
         """valid_to of each fact from its successor, and the SUPERSEDES chain that says so."""
         live = self._live()
         wanted: dict[tuple[str, str, str], LinkRow] = {}
-        if self.functional:
+        ends: dict[str, int | None] = {f.id: self.explicit_end.get(f.id) for f in live}
+        grouped: dict[str, list[FactRow]] = {}
+        for fact in live:  # live is sorted: each group and slot keeps that order
+            for name in sorted(self._groups(fact)):
+                grouped.setdefault(name, []).append(fact)
+        for members in grouped.values():
             slots: dict[int, list[FactRow]] = {}
-            for fact in live:  # live is sorted: each slot keeps that order
+            for fact in members:
                 slots.setdefault(fact.valid_from, []).append(fact)
             starts = sorted(slots)
             for index, start in enumerate(starts):
                 following = starts[index + 1] if index + 1 < len(starts) else None
-                for fact in slots[start]:
-                    explicit = self.explicit_end.get(fact.id)
-                    ends = [e for e in (explicit, following) if e is not None]
-                    fact.valid_to = min(ends) if ends else None
                 if following is not None:
+                    for fact in slots[start]:
+                        end = ends[fact.id]
+                        ends[fact.id] = following if end is None else min(end, following)
                     for newer in slots[following]:
                         for older in slots[start]:
                             key = ("SUPERSEDES", newer.id, older.id)
@@ -519,9 +609,8 @@ class TimelineState:
                                 wanted[key] = LinkRow(
                                     "SUPERSEDES", newer.id, older.id, "update", "rule", self.now
                                 )
-        else:
-            for fact in live:
-                fact.valid_to = self.explicit_end.get(fact.id)
+        for fact in live:
+            fact.valid_to = ends[fact.id]
         live_ids = {f.id for f in live}
         for key, link in list(self.links.items()):
             kind, src, dst = key

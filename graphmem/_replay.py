@@ -7,18 +7,25 @@ same value that only its change kept apart become one fact. Patching the stored 
 cannot do all of that, so the timeline is replayed: every remaining claim (``_claims``), in the
 order it was first applied, through the same ``TimelineState`` that ingest uses, and the result
 is diffed against what the store holds. Facts that survive keep their ids.
+
+A family's members (``_predicates.Family``) are one state at ingest, so they are replayed
+together: ``pair`` is then (subject, ``@family``) and the timeline holds every member's facts;
+the claims of all of them are replayed in commit order, so an effect across predicates (a
+``cousin_of`` that corrected a ``sister_of``) is redone, or not, exactly as ingest did it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ._claims import StatedClaim
+from ._ingest import family_key, merge_timelines
+from ._predicates import Family
 from ._reconcile import Candidate, TimelineState, stored_value_key
-from .store._base import FactRow, FactUpdate, LinkRow, ProvenanceRow, Timeline
+from .store._base import FactRow, FactUpdate, LinkRow, ProvenanceRow, StoreReader, Timeline
 
-__all__ = ["TimelineRebuild", "rebuild_timeline"]
+__all__ = ["TimelineRebuild", "load_timelines", "rebuild_timeline"]
 
 
 @dataclass
@@ -42,7 +49,7 @@ def _candidate(
     """What the episode said about ``fact``, as the reconciler takes it in."""
     return Candidate(
         subject_id=pair[0],
-        predicate=pair[1],
+        predicate=fact.predicate,
         object_id=fact.object_id,
         value_json=fact.value_json,
         value_key=stored_value_key(fact),
@@ -107,13 +114,22 @@ def rebuild_timeline(
     functional: bool,
     keep: Callable[[ProvenanceRow], bool],
     now: int,
+    family: Family | None = None,
 ) -> TimelineRebuild:
     """``timeline`` holds every fact of the pair, expired ones included; ``keep`` says which
-    provenance and ending rows remain."""
+    provenance and ending rows remain. With ``family``, the pair is (subject, family key) and
+    the timeline holds the facts of every member of the family."""
     subject_id, predicate = pair
     old = {f.id: f for f in timeline.facts}
     state = TimelineState(
-        group_id, subject_id, predicate, Timeline(), functional=functional, now=0, episode_id=""
+        group_id,
+        subject_id,
+        predicate,
+        Timeline(),
+        functional=functional,
+        now=0,
+        episode_id="",
+        family=family,
     )
     previous: tuple[int, int, int, str] | None = None
     for _, episode_id, claim, cand in _steps(pair, old, provenance, endings, keep):
@@ -146,6 +162,7 @@ def rebuild_timeline(
         for stored in oldest_first:
             if (
                 stored.id not in taken
+                and stored.predicate == fact.predicate
                 and stored_value_key(stored) == stored_value_key(fact)
                 and supported.get(stored.id, set()) & episodes
             ):
@@ -208,3 +225,38 @@ def rebuild_timeline(
             out.links_add.append(link)
     out.links_remove.extend(key for key in stored_links if key not in wanted)
     return out
+
+
+def load_timelines(
+    reader: StoreReader,
+    group_id: str,
+    rows: Sequence[FactRow],
+    families: Mapping[str, Family],
+    *,
+    include_expired: bool = True,
+) -> tuple[dict[tuple[str, str], Timeline], dict[tuple[str, str], Family]]:
+    """The timelines that hold these facts, as ingest reconciles them: a family member's
+    fact brings every member's facts of its subject (one timeline keyed (subject, @family))."""
+    keys: dict[tuple[str, str], Family | None] = {}
+    for row in rows:
+        if row.group_id != group_id:
+            continue
+        family = families.get(row.predicate)
+        if family is None:
+            keys[(row.subject_id, row.predicate)] = None
+        else:
+            keys[(row.subject_id, family_key(family))] = family
+    pairs: list[tuple[str, str]] = []
+    for key, family in keys.items():
+        pairs.extend([(key[0], m) for m in family.members] if family is not None else [key])
+    loaded = reader.timelines(group_id, list(dict.fromkeys(pairs)), include_expired=include_expired)
+    timelines: dict[tuple[str, str], Timeline] = {}
+    of_family: dict[tuple[str, str], Family] = {}
+    for key in sorted(keys):
+        family = keys[key]
+        if family is None:
+            timelines[key] = loaded[key]
+        else:
+            timelines[key] = merge_timelines([loaded[(key[0], m)] for m in family.members])
+            of_family[key] = family
+    return timelines, of_family

@@ -17,8 +17,10 @@ Formats (``format=``; ``"auto"`` picks one from the extension, then the content)
     ``metadata.role`` is the role (``human`` → ``user``, ``ai`` → ``assistant``). ``system`` and
     ``developer`` messages, and assistant messages that only carry tool calls, are skipped.
 ``jsonl``
-    One JSON object per line. An object with ``content`` is an episode
-    (``content, reference_time, source, kind, metadata, group_id``); an object without
+    One JSON object per line (lines end at ``\n``, so U+2028 inside a string is data). An
+    object with ``content`` is an episode (``content, reference_time, source, kind, metadata,
+    group_id``; a ``group_id`` other than ``group_id=`` is refused when
+    ``allow_other_groups=False``, as ``graphmem --group G ingest`` does); an object without
     ``content`` is an *event record* (robot episode, tool call, agent step): a ``kind="json"``
     episode whose content is the record itself, for the structured extractor. A line holding
     ``{"messages": [...]}`` is a whole chat conversation. A ``.json`` file that is a list of
@@ -45,7 +47,12 @@ in file order, so a later statement in the same conversation supersedes an earli
 The source of every episode is the file's name (``stdin`` for standard input) unless a record
 names its own, so ingesting the same file twice is a no-op: episode ids derive from the content,
 source and time. Every problem is reported as ``FILE:LINE: field: reason`` and *all* of them are
-collected before anything is written: ``SourceError.problems`` holds the list.
+collected before anything is written: ``SourceError.problems`` holds the list. Line-oriented
+input (JSONL) is judged line by line, whatever the reason (invalid JSON, bytes that are not UTF-8,
+a bad field), so skipping the invalid records keeps every valid line; a whole-file input (a chat
+document, a JSON array, a transcript, prose) that is not UTF-8 is one problem naming the file.
+Directories expand to the files with a known extension (``INPUT_EXTENSIONS``); the other files
+found there are listed in ``ParseResult.skipped`` (names starting with ``.`` are not looked at).
 """
 
 from __future__ import annotations
@@ -105,6 +112,7 @@ _LANGCHAIN_TYPES = (
     "ChatMessage",
 )
 _SKIPPED_ROLES = ("system", "developer")
+_BOM = b"\xef\xbb\xbf"
 _TICK = timedelta(milliseconds=1)
 
 
@@ -160,12 +168,14 @@ class ParseResult:
     problems: list[Problem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     formats: dict[str, str] = field(default_factory=dict)  # file -> format used
+    skipped: list[str] = field(default_factory=list)  # files in directories not read (extension)
 
     def extend(self, other: ParseResult) -> None:
         self.records.extend(other.records)
         self.problems.extend(other.problems)
         self.files.extend(other.files)
         self.formats.update(other.formats)
+        self.skipped.extend(other.skipped)
 
     def episodes(self) -> list[dict[str, Any]]:
         return [r.episode for r in self.records]
@@ -214,8 +224,12 @@ def parse_text(
     group_id: str = "default",
     assume_utc: bool = False,
     file: str | None = None,
+    allow_other_groups: bool = True,
 ) -> ParseResult:
-    """Parse one input's text. ``file`` names it in problems (default: ``source``)."""
+    """Parse one input's text. ``file`` names it in problems (default: ``source``).
+
+    ``allow_other_groups=False``: an episode line naming a ``group_id`` other than
+    ``group_id`` is a problem instead of an episode of that group."""
     if format not in FORMATS:
         raise InputError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
     if per not in PER_CHOICES:
@@ -226,7 +240,7 @@ def parse_text(
     except (RecursionError, ValueError):
         chosen = "jsonl" if source.endswith((".jsonl", ".ndjson")) else "chat"
     whole = per in ("conversation", "file")
-    parser = _Parser(label, source, group_id, assume_utc, whole)
+    parser = _Parser(label, source, group_id, assume_utc, whole, allow_other_groups)
     if text.startswith("\ufeff"):
         text = text[1:]
     try:
@@ -246,8 +260,7 @@ def parse_text(
         # Pathological input (nesting deeper than the parser's stack, numbers past Python's
         # digit limit, times past datetime.max): the whole input is one problem.
         parser.records.clear()
-        detail = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
-        parser.problem(None, None, f"cannot be parsed ({type(exc).__name__}: {detail})")
+        parser.problem(None, None, _unparsable(exc))
     for record in list(parser.records):
         try:
             json.dumps(record.episode, default=str, ensure_ascii=False).encode("utf-8")
@@ -268,19 +281,72 @@ def parse_bytes(
     group_id: str = "default",
     assume_utc: bool = False,
     file: str | None = None,
+    allow_other_groups: bool = True,
 ) -> ParseResult:
-    """``parse_text`` for raw bytes (a file, stdin): anything but UTF-8 is a problem."""
+    """``parse_text`` for raw bytes (a file, stdin): anything but UTF-8 is a problem, of each
+    line that holds such bytes in JSONL, else of the whole input."""
     label = file or source
+    options: dict[str, Any] = {"per": per, "group_id": group_id, "assume_utc": assume_utc,
+                               "file": file, "allow_other_groups": allow_other_groups}
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        lines = _utf8_lines(raw, source, format)
+        if lines is not None:
+            decoded, bad, chosen = lines
+            if not decoded.strip():
+                result = ParseResult(files=[label], formats={label: chosen})
+            else:
+                result = parse_text(decoded, source=source, format=chosen, **options)
+            result.problems = sorted(
+                [*result.problems, *(Problem(label, n, None, f"not UTF-8 text (byte {at})")
+                                     for n, at in bad)],
+                key=lambda p: (p.line is None, p.line or 0),
+            )
+            return result
         line = raw[: exc.start].count(b"\n") + 1
         return ParseResult(
             problems=[Problem(label, line, None, f"not UTF-8 text (byte {exc.start})")],
             files=[label],
         )
-    return parse_text(text, source=source, format=format, per=per, group_id=group_id,
-                      assume_utc=assume_utc, file=file)
+    return parse_text(text, source=source, format=format, **options)
+
+
+def _utf8_lines(raw: bytes, source: str,
+                format: str) -> tuple[str, list[tuple[int, int]], str] | None:
+    """For JSON lines that are not all UTF-8: the text with each such line blanked (numbers
+    kept), (line, byte offset) of each, and the format; None for an input read whole."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None  # UTF-16 or UTF-32 (a byte order mark): no line of it is UTF-8
+    start = len(_BOM) if raw.startswith(_BOM) else 0
+    lossy = raw[start:].decode("utf-8", "replace")
+    chosen = format
+    if format == "auto":
+        try:
+            chosen = detect_format(source, lossy)
+        except (RecursionError, ValueError):
+            return None
+    stripped = lossy.lstrip()
+    if chosen not in ("jsonl", "events") or stripped.startswith("["):
+        return None
+    if stripped.startswith("{") and "\n" in stripped.strip():
+        try:
+            json.loads(lossy)
+        except (RecursionError, ValueError):
+            pass
+        else:
+            return None  # one pretty-printed object
+    kept: list[str] = []
+    bad: list[tuple[int, int]] = []
+    offset = start
+    for number, chunk in enumerate(raw[start:].split(b"\n"), start=1):
+        try:
+            kept.append(chunk.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            kept.append("")
+            bad.append((number, offset + exc.start))
+        offset += len(chunk) + 1
+    return "\n".join(kept), bad, chosen
 
 
 def parse_file(
@@ -290,6 +356,7 @@ def parse_file(
     per: str = "message",
     group_id: str = "default",
     assume_utc: bool = False,
+    allow_other_groups: bool = True,
 ) -> ParseResult:
     """Parse one file; its episodes take the file's name as their source."""
     p = Path(path)
@@ -302,19 +369,29 @@ def parse_file(
                            files=[label])
     return parse_bytes(
         raw, source=p.name, format=format, per=per, group_id=group_id,
-        assume_utc=assume_utc, file=label,
+        assume_utc=assume_utc, file=label, allow_other_groups=allow_other_groups,
     )
 
 
-def iter_input_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
-    """Expand directories (recursively, sorted) to the files with a known input extension."""
+def iter_input_files(
+    paths: Iterable[str | os.PathLike[str]], *, skipped: list[Path] | None = None
+) -> Iterator[Path]:
+    """Expand directories (recursively, sorted) to the files with a known input extension.
+
+    The other files found in a directory are appended to ``skipped`` when it is given; hidden
+    ones (a name in the path below the directory starts with ``.``) are not looked at. A path
+    given itself is yielded whatever its extension."""
     for item in paths:
         p = Path(item)
         if p.is_dir():
             for child in sorted(p.rglob("*")):
                 hidden = any(part.startswith(".") for part in child.relative_to(p).parts)
-                if child.is_file() and not hidden and child.suffix.lower() in INPUT_EXTENSIONS:
+                if hidden or not child.is_file():
+                    continue
+                if child.suffix.lower() in INPUT_EXTENSIONS:
                     yield child
+                elif skipped is not None:
+                    skipped.append(child)
         else:
             yield p
 
@@ -326,13 +403,16 @@ def parse_paths(
     per: str = "message",
     group_id: str = "default",
     assume_utc: bool = False,
+    allow_other_groups: bool = True,
 ) -> ParseResult:
-    """Parse every file (directories expanded); problems of all files are collected."""
+    """Parse every file (directories expanded); problems of all files are collected, and the
+    files a directory holds that were not read are in ``skipped``."""
     result = ParseResult()
-    for path in iter_input_files(paths):
-        result.extend(
-            parse_file(path, format=format, per=per, group_id=group_id, assume_utc=assume_utc)
-        )
+    skipped: list[Path] = []
+    for path in iter_input_files(paths, skipped=skipped):
+        result.extend(parse_file(path, format=format, per=per, group_id=group_id,
+                                 assume_utc=assume_utc, allow_other_groups=allow_other_groups))
+    result.skipped.extend(str(p) for p in skipped)
     return result
 
 
@@ -344,10 +424,12 @@ def load_episodes(
     group_id: str = "default",
     assume_utc: bool = False,
     skip_invalid: bool = False,
+    allow_other_groups: bool = True,
 ) -> list[dict[str, Any]]:
     """Episode dicts for ``GraphMemory.add_episodes``; raises ``SourceError`` on any problem
     (unless ``skip_invalid``, which drops the invalid records)."""
-    result = parse_paths(paths, format=format, per=per, group_id=group_id, assume_utc=assume_utc)
+    result = parse_paths(paths, format=format, per=per, group_id=group_id, assume_utc=assume_utc,
+                         allow_other_groups=allow_other_groups)
     if not skip_invalid:
         result.raise_for_problems()
     return result.episodes()
@@ -577,12 +659,13 @@ class _Lines:
 # --------------------------------------------------------------------------------- the parser
 class _Parser:
     def __init__(self, label: str, source: str, group_id: str, assume_utc: bool,
-                 whole: bool) -> None:
+                 whole: bool, allow_other_groups: bool = True) -> None:
         self.label = label
         self.source = source
         self.group_id = group_id
         self.assume_utc = assume_utc
         self.whole = whole
+        self.allow_other_groups = allow_other_groups
         self.records: list[SourceRecord] = []
         self.problems: list[Problem] = []
 
@@ -654,15 +737,22 @@ class _Parser:
                 first = text[: len(text) - len(stripped)].count("\n") + 1
                 self.json_record(value, first, events_only, "")
                 return
-        for number, raw in enumerate(text.splitlines(), start=1):
+        # Lines end at "\n" only: str.splitlines would also cut at U+2028, U+0085 and other
+        # characters JSON strings may hold.
+        for number, raw in enumerate(text.split("\n"), start=1):
             if not raw.strip():
                 continue
+            kept = len(self.records)
             try:
                 value = json.loads(raw)
+                self.json_record(value, number, events_only, "")
             except json.JSONDecodeError as exc:
                 self.problem(number, None, f"invalid JSON: {exc.msg} (column {exc.colno})")
-                continue
-            self.json_record(value, number, events_only, "")
+            except (RecursionError, ValueError, OverflowError) as exc:
+                # One pathological line (nesting deeper than the parser's stack, a number past
+                # Python's digit limit, a time past datetime.max) is that line's problem.
+                del self.records[kept:]
+                self.problem(number, None, _unparsable(exc))
 
     def json_record(self, value: Any, line: int, events_only: bool, prefix: str) -> None:
         if not isinstance(value, dict):
@@ -697,6 +787,12 @@ class _Parser:
             self.problem(line, "metadata", f"must be an object, got {_json_type(metadata)}")
             return
         group = record.get("group_id", self.group_id)
+        if not self.allow_other_groups and isinstance(group, str) and group != self.group_id:
+            shown = repr(group) if len(repr(group)) <= 80 else repr(group)[:79] + "…"
+            self.problem(line, "group_id", f"{shown} is not the command's group "
+                                           f"{self.group_id!r} (pass --allow-other-groups to "
+                                           "write to other groups)")
+            return
         kind = record.get("kind", "message")
         source = record.get("source", self.source)
         episode = self.episode(record["content"], kind, when, dict(metadata), source)
@@ -857,6 +953,11 @@ class _Parser:
             elif paragraph:
                 self.add(start, self.episode(" ".join(paragraph), "text", None, {}))
                 paragraph = []
+
+
+def _unparsable(exc: BaseException) -> str:
+    detail = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+    return f"cannot be parsed ({type(exc).__name__}: {detail})"
 
 
 def _json_type(value: Any) -> str:

@@ -53,10 +53,13 @@ Conventions:
   (`2024-05-01T10:00:00Z`, `2024-05-01T12:00:00+02:00`) or a date (`2024-05-01`, midnight UTC).
   Anything else is a usage error that shows the expected form.
 - **Output**: read commands print a table; `--json` prints JSON on stdout instead. Messages and
-  the progress bar go to stderr; `-q` hides them.
-- **Exit status**: `0` success; `1` an error (one line, `Error: ...`; the traceback with `-v`);
-  `2` a usage error, or invalid input records (each listed as `FILE:LINE: field: reason`, nothing
-  written); `130` interrupted by Ctrl-C (committed episodes are kept: run the command again).
+  the progress bar go to stderr; `-q` hides them. Human output shows control characters as
+  escapes (`\\x1b`); `--json` output is exact. Problem lists show 20 lines (all with `-v`).
+- **Exit status**: `0` success; `1` an error (one line, `Error: ...`; the traceback with `-v`),
+  including forgetting something that is not there (an unknown episode or entity, an empty
+  group: no audit record is written); `2` a usage error, or invalid input records (each listed
+  as `FILE:LINE: field: reason`, nothing written); `130` interrupted by Ctrl-C (committed
+  episodes are kept: run the command again). Output cut short by its reader (`| head`) exits 0.
 - **Input formats** of `graphmem ingest` are described in full in the docstring of
   `graphmem._sources`, which Python code can use directly (`load_episodes`).
 """

@@ -1,28 +1,33 @@
 """The click application. Thin: parse arguments, call ``GraphMemory``, print the result.
 
 Exit codes: 0 success; 1 an error (``Error: ...`` on one line, the traceback only with ``-v``);
-2 a usage error or invalid input records (nothing written); 130 interrupted (Ctrl-C).
+2 a usage error or invalid input records (nothing written); 130 interrupted (Ctrl-C). Asking
+for something that is not there is an error (1): ``forget`` of an unknown episode or entity, or
+of a group that holds nothing (nothing is changed and no audit record is written). Output cut
+short by its reader (``graphmem facts | head -1``) is not an error: the command stops, exit 0.
+
+Human output shows control characters of stored text as escapes (``render.safe``); ``--json``
+output is exact. Lists of problems print the first ``MAX_LISTED`` (all with ``-v``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 
-from .. import __version__
 from .._config import Settings
 from .._errors import FilterError, GraphMemError, InputError
 from .._memory import GraphMemory
-from .._models import IngestResult
 from .._sources import (
     FORMATS,
     INPUT_EXTENSIONS,
@@ -38,6 +43,9 @@ from . import render
 from .graphml import write_graphml
 from .params import DATETIME, FILTER, build_filters
 
+if TYPE_CHECKING:
+    from .._models import IngestResult
+
 __all__ = ["State", "cli", "main"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,6 +59,7 @@ BATCH_MAX = 256
 BATCH_SECONDS = 0.5
 EXIT_INVALID = 2
 EXIT_INTERRUPTED = 130
+MAX_LISTED = 20  # problems, skipped records and files printed on stderr (all of them with -v)
 _EXPORT_TYPES = ("episode", "entity", "fact", "provenance", "ending", "link", "mention")
 _META = "meta"
 
@@ -82,22 +91,51 @@ class State:
     def info(self, message: str) -> None:
         """A human message on stderr (hidden by ``-q``)."""
         if not self.quiet:
-            click.echo(message, err=True)
+            click.echo(render.safe(message), err=True)
 
 
 pass_state = click.make_pass_decorator(State)
 
 
 def _one_line(text: str) -> str:
-    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+    """A message on one line, fit for a terminal (it may quote stored text)."""
+    joined = " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+    return render.safe(joined, inline=True)
+
+
+def _stdout_broken() -> bool:
+    """Whether stdout is a pipe or socket whose reader has gone (where that can be told)."""
+    try:
+        import select
+
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        events = poll.poll(0)
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), no file descriptor
+        return True
+    return any(mask & (select.POLLERR | select.POLLHUP) for _, mask in events)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that the final flush cannot fail again."""
+    with suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 class GraphMemGroup(click.Group):
-    """Turns every ``GraphMemError`` into a one-line ``Error:`` (traceback with ``-v``)."""
+    """Turns every ``GraphMemError`` into a one-line ``Error:`` (traceback with ``-v``), and a
+    stdout closed by its reader into a quiet exit 0."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            if not _stdout_broken():
+                raise click.ClickException(f"{exc.strerror or exc}") from exc
+            _silence_stdout()
+            ctx.exit(0)
         except GraphMemError as exc:
             state = ctx.find_object(State)
             if state is not None and state.verbose:
@@ -130,9 +168,29 @@ def _echo_json(value: Any) -> None:
     click.echo(render.dumps(value))
 
 
+def _echo(text: str, *, err: bool = False) -> None:
+    """Human output: control characters of stored text shown as escapes (``render.safe``)."""
+    click.echo(render.safe(text), err=err)
+
+
 def _echo_lines(lines: list[str]) -> None:
     for line in lines:
-        click.echo(line)
+        click.echo(render.safe(line, inline=True))
+
+
+def _echo_listed(lines: Iterable[str], *, prefix: str = "") -> None:
+    """Report lines on stderr: the first ``MAX_LISTED`` (all with ``-v``), then a count."""
+    state = click.get_current_context().find_object(State)
+    limit = None if state is not None and state.verbose else MAX_LISTED
+    shown = 0
+    for line in lines:
+        if limit is not None and shown >= limit:
+            shown += 1
+            continue
+        click.echo(prefix + render.safe(line, inline=True), err=True)
+        shown += 1
+    if limit is not None and shown > limit:
+        click.echo(f"… and {shown - limit} more (-v lists them all)", err=True)
 
 
 # ------------------------------------------------------------------------------- the group
@@ -159,7 +217,7 @@ def _echo_lines(lines: list[str]) -> None:
 @click.option("-v", "--verbose", count=True,
               help="More logging (-vv: debug); tracebacks on errors.")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors and requested output.")
-@click.version_option(__version__, "--version", prog_name="graphmem")
+@click.version_option(None, "--version", package_name="graphmem", prog_name="graphmem")
 @click.pass_context
 def cli(ctx: click.Context, store: str | None, group: str | None, verbose: int,
         quiet: bool) -> None:
@@ -305,12 +363,15 @@ def _apply_llm_options(state: State, max_calls: int | None, max_tokens: int | No
 @click.option("--assume-utc", is_flag=True,
               help="Read date-times without an offset in JSON inputs as UTC (transcripts "
               "always do).")
+@click.option("--allow-other-groups", is_flag=True,
+              help="With --group: also write JSONL episode lines whose group_id names another "
+              "group (the groups written are reported). Without it they are invalid.")
 @llm_options
 @json_option
 @pass_state
 def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: str,
-           skip_invalid: bool, assume_utc: bool, as_json: bool, max_calls: int | None,
-           max_tokens: int | None, concurrency: int | None) -> None:
+           skip_invalid: bool, assume_utc: bool, allow_other_groups: bool, as_json: bool,
+           max_calls: int | None, max_tokens: int | None, concurrency: int | None) -> None:
     """Ingest files, directories or stdin (-) as episodes, then extract facts.
 
     \b
@@ -324,18 +385,29 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
       prose       plain text, one episode per paragraph (--per file: per file)
 
     Every record of every input is validated first: if any is invalid, each is listed as
-    FILE:LINE: field: reason, nothing is written, and the exit status is 2. Re-ingesting a
-    file adds nothing. After Ctrl-C the committed episodes stay; run the command again to
-    finish the rest.
+    FILE:LINE: field: reason, nothing is written, and the exit status is 2. With
+    --skip-invalid each invalid record is skipped on its own: a JSONL line (invalid JSON, bytes
+    that are not UTF-8, a bad field), or a whole file for formats read whole. Files in a
+    directory without a known extension are listed as skipped (a file named itself is always
+    read). Re-ingesting a file adds nothing. After Ctrl-C the committed episodes stay; run the
+    command again to finish the rest.
+
+    With --group G (or GRAPHMEM_GROUP) every episode goes to G, and a JSONL line naming another
+    group_id is invalid unless --allow-other-groups is given. Without --group, a line's group_id is
+    honoured (others go to 'default'); groups other than the command's are reported.
     """
     _apply_llm_options(state, max_calls, max_tokens, concurrency)
-    parsed = _parse_inputs(paths, fmt, per, state.group_id, assume_utc)
+    bound = state.group if state.group is not None and not allow_other_groups else None
+    parsed = _parse_inputs(paths, fmt, per, state.group_id, assume_utc,
+                           allow_other_groups=bound is None)
+    skipped_files = [{"file": f, "reason": _NOT_INPUT} for f in parsed.skipped]
+    _echo_listed((f"{f}: {_NOT_INPUT}" for f in parsed.skipped), prefix="skipped: ")
     if parsed.problems and not skip_invalid:
-        for problem in parsed.problems:
-            click.echo(str(problem), err=True)
+        _echo_listed(str(problem) for problem in parsed.problems)
         if as_json:
             _echo_json({"ok": False, "written": 0,
-                        "invalid": [p.to_dict() for p in parsed.problems]})
+                        "invalid": [p.to_dict() for p in parsed.problems],
+                        "skipped_files": skipped_files})
         count = len(parsed.problems)
         click.echo(
             f"{count} invalid record{'s' if count != 1 else ''}; nothing was written "
@@ -344,12 +416,12 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
         )
         click.get_current_context().exit(EXIT_INVALID)
     if parsed.problems:
-        for problem in parsed.problems:
-            click.echo(f"skipped: {problem}", err=True)
+        _echo_listed((str(problem) for problem in parsed.problems), prefix="skipped: ")
     memory = state.memory()
     memory.connect()
     summary = _Summary(files=len(parsed.files), invalid=len(parsed.problems),
                        total=len(parsed.records))
+    groups: dict[str, int] = {}
     show_bar = not state.quiet and not as_json and _stderr_is_tty() and summary.total > 0
     started = time.perf_counter()
     interrupted = False
@@ -359,11 +431,13 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
             while start < summary.total:
                 batch = parsed.records[start : start + size]
                 began = time.perf_counter()
-                results = memory.add_episodes(
-                    [{**record.episode, "extractor": extractor} for record in batch]
-                )
-                for result in results:
+                episodes = [{**record.episode, "extractor": extractor} for record in batch]
+                results = (memory.add_episodes(episodes) if bound is None
+                           else memory.add_episodes(episodes, group_id=bound))
+                for record, result in zip(batch, results, strict=True):
                     summary.add(result)
+                    group = str(record.episode["group_id"])
+                    groups[group] = groups.get(group, 0) + 1
                 start += len(batch)
                 now = time.perf_counter()
                 size = _next_batch(size, now - began)
@@ -374,10 +448,14 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
     summary.seconds = time.perf_counter() - started
     if as_json:
         _echo_json({"ok": not interrupted and summary.failed == 0, **summary.as_dict(),
-                    "interrupted": interrupted,
-                    "invalid_records": [p.to_dict() for p in parsed.problems]})
+                    "interrupted": interrupted, "groups": groups,
+                    "invalid_records": [p.to_dict() for p in parsed.problems],
+                    "skipped_files": skipped_files})
     elif not state.quiet:
         _echo_lines(summary.lines())
+        if groups and set(groups) != {state.group_id}:
+            _echo_lines(["groups written: " + ", ".join(
+                f"{name!r} {count}" for name, count in sorted(groups.items()))])
     if interrupted:
         click.echo(
             f"interrupted after {summary.episodes} of {summary.total} episodes; the ingested "
@@ -393,27 +471,34 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
         )
 
 
+_NOT_INPUT = (f"not an input file (its extension is not one of {', '.join(INPUT_EXTENSIONS)}; "
+              "name the file itself to ingest it)")
+
+
 def _parse_inputs(paths: tuple[str, ...], fmt: str, per: str, group_id: str,
-                  assume_utc: bool) -> ParseResult:
+                  assume_utc: bool, *, allow_other_groups: bool = True) -> ParseResult:
     result = ParseResult()
+    options: dict[str, Any] = {"format": fmt, "per": per, "group_id": group_id,
+                               "assume_utc": assume_utc,
+                               "allow_other_groups": allow_other_groups}
     for raw in paths:
         if raw == "-":
             stream = sys.stdin
             data: bytes = (
                 stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
             )
-            result.extend(parse_bytes(data, source=STDIN_NAME, format=fmt, per=per,
-                                      group_id=group_id, assume_utc=assume_utc))
+            result.extend(parse_bytes(data, source=STDIN_NAME, **options))
             continue
-        files = list(iter_input_files([raw]))
+        skipped: list[Path] = []
+        files = list(iter_input_files([raw], skipped=skipped))
+        result.skipped.extend(str(p) for p in skipped)
         if not files:
             result.problems.append(Problem(
                 raw, None, None,
                 f"no input files here (looked for {', '.join(INPUT_EXTENSIONS)})",
             ))
         for path in files:
-            result.extend(parse_file(path, format=fmt, per=per, group_id=group_id,
-                                     assume_utc=assume_utc))
+            result.extend(parse_file(path, **options))
     return result
 
 
@@ -458,8 +543,12 @@ class _Summary:
         self.superseded = 0
         self.contradicted = 0
         self.llm_calls = 0
+        self.llm_retries = 0
+        self.llm_repairs = 0
+        self.llm_failed_calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.warnings = 0
         self.seconds = 0.0
         self.first_error: str | None = None
 
@@ -477,8 +566,12 @@ class _Summary:
         self.superseded += len(result.superseded)
         self.contradicted += len(result.contradictions)
         self.llm_calls += result.llm_calls
+        self.llm_retries += result.llm_retries
+        self.llm_repairs += result.llm_repairs
+        self.llm_failed_calls += result.llm_failed_calls
         self.prompt_tokens += result.prompt_tokens
         self.completion_tokens += result.completion_tokens
+        self.warnings += len(result.warnings)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -494,8 +587,12 @@ class _Summary:
             "facts_superseded": self.superseded,
             "facts_contradicted": self.contradicted,
             "llm_calls": self.llm_calls,
+            "llm_retries": self.llm_retries,
+            "llm_repairs": self.llm_repairs,
+            "llm_failed_calls": self.llm_failed_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "extraction_warnings": self.warnings,
             "seconds": round(self.seconds, 3),
         }
 
@@ -511,8 +608,10 @@ class _Summary:
             episodes,
             f"facts: {self.facts_added} added, {self.facts_duplicate} duplicate, "
             f"{self.superseded} superseded, {self.contradicted} contradicted",
-            f"LLM: {self.llm_calls} calls, {tokens} tokens "
-            f"({self.prompt_tokens} prompt + {self.completion_tokens} completion)",
+            f"LLM: {self.llm_calls} calls ({self.llm_retries} retried, {self.llm_repairs} "
+            f"repairs, {self.llm_failed_calls} failed), {tokens} tokens "
+            f"({self.prompt_tokens} prompt + {self.completion_tokens} completion)"
+            + (f"; {self.warnings} extraction warnings" if self.warnings else ""),
         ]
 
 
@@ -577,7 +676,7 @@ def recall(state: State, query: str, as_of: Any, known_at: Any, k: int, hops: in
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     elif as_context:
-        click.echo(result.to_context())
+        _echo(result.to_context())
     else:
         _echo_lines(render.render_recall(result))
 
@@ -596,7 +695,7 @@ def history(state: State, entity: str, predicate: str | None, as_json: bool) -> 
         return
     if not facts:
         what = f" with predicate {predicate!r}" if predicate else ""
-        click.echo(f"no facts about {entity!r}{what} in group {state.group_id!r}")
+        _echo(f"no facts about {entity!r}{what} in group {state.group_id!r}")
         return
     ids = list(dict.fromkeys(i for f in facts for i in f.episode_ids))
     episodes = {e.id: e for e in memory.store.episodes(ids)} if ids else {}
@@ -617,8 +716,7 @@ def facts(state: State, entity: str | None, include_history: bool, as_json: bool
         _echo_json([f.model_dump(mode="json") for f in found])
         return
     if not found:
-        click.echo(f"no facts in group {state.group_id!r}"
-                   + (f" about {entity!r}" if entity else ""))
+        _echo(f"no facts in group {state.group_id!r}" + (f" about {entity!r}" if entity else ""))
         return
     _echo_lines(render.render_facts(found, show_status=include_history))
 
@@ -643,27 +741,49 @@ def stats(state: State, as_json: bool) -> None:
 @cli.command()
 @click.option("--episode", "episode_id", metavar="ID", help="Forget one episode.")
 @click.option("--entity", metavar="NAME", help="Forget an entity and every fact about it.")
+@click.option("--with-episodes", is_flag=True,
+              help="With --entity: also forget the episodes it spoke or that state a fact "
+                   "about it (kept otherwise).")
 @click.option("--all-group", is_flag=True, help="Forget everything in the current --group.")
 @click.option("--group", "forget_group", metavar="G", help="Forget everything in group G.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 @pass_state
-def forget(state: State, episode_id: str | None, entity: str | None, all_group: bool,
-           forget_group: str | None, yes: bool, as_json: bool) -> None:
+def forget(state: State, episode_id: str | None, entity: str | None, with_episodes: bool,
+           all_group: bool, forget_group: str | None, yes: bool, as_json: bool) -> None:
     """Delete an episode, an entity, or a whole group (facts other episodes support stay).
 
+    --entity keeps the entity's own episodes (spoken by it, or stating a fact about it: their
+    text still names it) and says how many; --with-episodes forgets them too. On SQLite the
+    forgotten text is removed from the file (full-text indexes merged, WAL truncated).
+
     Asks for confirmation on a terminal; without a terminal (scripts, pipes) it refuses
-    unless --yes is given.
+    unless --yes is given. Forgetting what is not there (an unknown episode or entity, a group
+    that holds nothing, e.g. a misspelt name) is an error, exit 1: nothing is changed and no
+    audit record is written.
     """
     chosen = [x for x in (episode_id, entity, all_group or None, forget_group) if x is not None]
     if len(chosen) != 1:
         raise click.UsageError("give exactly one of --episode ID, --entity NAME, --all-group "
                                "or --group G")
+    if with_episodes and entity is None:
+        raise click.UsageError("--with-episodes goes with --entity NAME")
     group = forget_group or state.group_id
+    memory = state.memory()
+    if episode_id is None and entity is None:
+        counts = memory.stats(group)
+        if not any(counts.get(key) for key in ("episodes", "entities", "facts")):
+            raise click.ClickException(
+                f"nothing to forget: group {group!r} holds no episodes, entities or facts "
+                "(`graphmem stats` lists the groups)"
+            )
     if episode_id is not None:
-        what = f"episode {episode_id} in group {group!r}"
+        what = f"episode {episode_id!r} in group {group!r}"
     elif entity is not None:
-        what = f"entity {entity!r} and the facts only it holds, in group {group!r}"
+        what = (f"entity {entity!r}, every fact about it"
+                + (" and the episodes it spoke or that state a fact about it" if with_episodes
+                   else "")
+                + f", in group {group!r}")
     else:
         what = f"EVERYTHING in group {group!r}"
     if not yes:
@@ -672,19 +792,31 @@ def forget(state: State, episode_id: str | None, entity: str | None, all_group: 
                 f"refusing to forget {what} without confirmation: pass --yes"
             )
         click.confirm(f"Forget {what}?", abort=True, err=True)
-    result = state.memory().forget(
+    result = memory.forget(
         group_id=group, episode_id=episode_id, entity=entity,
-        all=episode_id is None and entity is None,
+        all=episode_id is None and entity is None, episodes=with_episodes,
     )
     if as_json:
         click.echo(result.model_dump_json(indent=2))
         return
-    click.echo(
+    _echo(
         f"forgot {what}: {result.episodes_removed} episode(s), {result.facts_removed} fact(s), "
         f"{result.entities_removed} entit{'y' if result.entities_removed == 1 else 'ies'} "
         f"removed; {result.facts_kept} fact(s) kept (other sources)"
         + (f"; audit {result.audit_id}" if result.audit_id else "")
     )
+    if result.own_episodes_kept:
+        import shlex
+
+        ids = result.own_episode_ids_kept
+        shown = ", ".join(ids[:10]) + (f", … ({len(ids) - 10} more: --json)" if len(ids) > 10
+                                        else "")
+        _echo(
+            f"kept {result.own_episodes_kept} episode(s) that {entity!r} spoke or that state a "
+            f"fact about it (their text still names it): {shown}. Forget them with `graphmem "
+            "forget --episode ID` (those it spoke: `graphmem forget --entity "
+            f"{shlex.quote(entity or '')} --with-episodes`)"
+        )
 
 
 # ------------------------------------------------------------------------------- export, import
@@ -752,6 +884,7 @@ def _adopt_embedder(memory: GraphMemory, meta: dict[str, Any] | None, file: str)
 def import_(state: State, file: str, as_json: bool) -> None:
     """Import a `graphmem export` JSONL file (rows already present are skipped)."""
     rows: list[dict[str, Any]] = []
+    numbers: list[int] = []  # each row's line in the file, for import_rows' errors
     problems: list[Problem] = []
     meta: dict[str, Any] | None = None
     with click.open_file(file, "r", encoding="utf-8-sig") as handle:
@@ -773,15 +906,15 @@ def import_(state: State, file: str, as_json: bool) -> None:
                 ))
                 continue
             rows.append(row)
+            numbers.append(number)
     if problems:
-        for problem in problems:
-            click.echo(str(problem), err=True)
+        _echo_listed(str(problem) for problem in problems)
         click.echo(f"{len(problems)} invalid row(s); nothing was imported", err=True)
         click.get_current_context().exit(EXIT_INVALID)
     memory = state.memory()
     _adopt_embedder(memory, meta, file)
     try:
-        counts = memory.import_rows(rows)
+        counts = memory.import_rows(rows, lines=numbers, source=file)
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, GraphMemError):
             raise
@@ -789,7 +922,7 @@ def import_(state: State, file: str, as_json: bool) -> None:
     if as_json:
         _echo_json({"file": file, "rows": len(rows), **counts})
         return
-    click.echo(f"imported from {file}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    _echo(f"imported from {file}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
 
 
 # ------------------------------------------------------------------------------- surfaces

@@ -13,7 +13,7 @@ import click
 
 from .._errors import FilterError
 from .._experience import OUTCOMES
-from .app import State, _echo_json, json_option, pass_state
+from .app import State, _echo, _echo_json, _echo_lines, json_option, pass_state
 from .params import DATETIME, FILTER, build_filters
 
 __all__ = ["experience"]
@@ -96,10 +96,10 @@ def experience_add(state: State, task: str, state_json: dict[str, Any] | None,
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     elif result.already_present:
-        click.echo(f"already recorded: {result.episode_id}")
+        _echo(f"already recorded: {result.episode_id}")
     else:
-        click.echo(f"recorded {result.episode_id} ({result.status}, "
-                   f"{result.facts_added} new facts, {len(result.superseded)} replaced)")
+        _echo(f"recorded {result.episode_id} ({result.status}, "
+              f"{result.facts_added} new facts, {len(result.superseded)} replaced)")
 
 
 @experience.command("recall")
@@ -134,15 +134,15 @@ def experience_recall(state: State, query: str, k: int, outcome: str,
         _echo_json([e.model_dump(mode="json") for e in found])
         return
     if not found:
-        click.echo(f"no experiences in group {state.group_id!r} match")
+        _echo(f"no experiences in group {state.group_id!r} match")
         return
     for rank, exp in enumerate(found, 1):
         mark = {True: "success", False: "failure", None: "-"}[exp.success]
-        click.echo(f"{rank}. {exp.score:.3f} [{mark}] {exp.task}  ({exp.subject}, "
-                   f"{exp.occurred_at.isoformat(timespec='seconds')}, {exp.id})")
+        _echo_lines([f"{rank}. {exp.score:.3f} [{mark}] {exp.task}  ({exp.subject}, "
+                     f"{exp.occurred_at.isoformat(timespec='seconds')}, {exp.id})"])
         for name in ("state", "params", "outcome", "meta"):
             section = getattr(exp, name)
             if section:
-                click.echo(f"     {name}: {json.dumps(section, ensure_ascii=False)}")
+                _echo_lines([f"     {name}: {json.dumps(section, ensure_ascii=False)}"])
         if exp.payload:
-            click.echo(f"     payload: {json.dumps(exp.payload, ensure_ascii=False)[:200]}")
+            _echo_lines([f"     payload: {json.dumps(exp.payload, ensure_ascii=False)[:200]}"])

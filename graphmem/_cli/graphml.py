@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported where used: only `export --format graphml` needs it
+    import xml.etree.ElementTree as ET
 
 __all__ = ["GRAPHML_NS", "to_graphml", "write_graphml"]
 
@@ -99,6 +101,8 @@ def _value_type(value: Any) -> str:
 
 def to_graphml(rows: Iterable[dict[str, Any]]) -> tuple[ET.Element, dict[str, int]]:
     """The GraphML root element of export rows, and counts of what went in."""
+    import xml.etree.ElementTree as ET
+
     root = ET.Element(
         "graphml", {"xmlns": GRAPHML_NS, "xmlns:xsi": _XSI, "xsi:schemaLocation": _SCHEMA}
     )
@@ -204,6 +208,8 @@ def to_graphml(rows: Iterable[dict[str, Any]]) -> tuple[ET.Element, dict[str, in
 
 def write_graphml(rows: Iterable[dict[str, Any]], out: IO[str]) -> dict[str, int]:
     """Write export rows as GraphML to a text stream; returns what was written."""
+    import xml.etree.ElementTree as ET
+
     root, counts = to_graphml(rows)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(ET.tostring(root, encoding="unicode"))

@@ -1,13 +1,21 @@
-"""Plain-text rendering for the CLI: tables of facts, histories, summaries. No logic."""
+"""Plain-text rendering for the CLI: tables of facts, histories, summaries. No logic.
+
+Human output never writes stored text raw to the terminal: ``safe`` shows control characters
+(ESC and the rest of C0, DEL, C1, line and paragraph separators, bidirectional overrides) as
+escapes like ``\\x1b``, so an episode cannot retitle the terminal, colour it or move the cursor.
+NUL is never printed. ``--json`` output (``dumps``) is exact.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._models import EpisodeRecord, FactHit, FactRecord, RecallResult
+if TYPE_CHECKING:  # annotations only
+    from .._models import EpisodeRecord, FactHit, FactRecord, RecallResult
 
 __all__ = [
     "dumps",
@@ -17,11 +25,34 @@ __all__ = [
     "render_history",
     "render_mapping",
     "render_recall",
+    "safe",
     "span",
     "table",
 ]
 
 _MAX_COL = 72
+# C0 but tab and newline (kept, or escaped with inline=True), DEL, C1, U+2028/U+2029, and the
+# bidirectional marks, embeddings, overrides and isolates.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
+                      "\u202a-\u202e\u2066-\u2069]")
+_CONTROL_INLINE = re.compile(_CONTROL.pattern[:-1] + "\t\n]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def safe(text: object, *, inline: bool = False) -> str:
+    r"""``text`` fit for a terminal: control characters as escapes (ESC as ``\x1b``, CR as
+    ``\r``, U+202E as ``\u202e``). Newlines and tabs are kept, unless ``inline`` (a table
+    cell, a one-line message) escapes them too."""
+    value = str(text)
+    return (_CONTROL_INLINE if inline else _CONTROL).sub(_escape, value)
 
 
 def dumps(value: Any) -> str:
@@ -65,9 +96,11 @@ def fact_status(fact: FactRecord) -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """Left-aligned columns; the last column is never padded."""
+    """Left-aligned columns; the last column is never padded. Cells go through ``safe``."""
     if not rows:
         return []
+    headers = [safe(h, inline=True) for h in headers]
+    rows = [[safe(c, inline=True) for c in r] for r in rows]
     widths = [
         min(_MAX_COL, max(len(headers[i]), *(len(r[i]) for r in rows)))
         for i in range(len(headers))
@@ -117,7 +150,7 @@ def render_recall(result: RecallResult) -> list[str]:
         for other in hit.contradicts:
             extra.append(f"    CONFLICT with: {other.statement} "
                          f"[{span(other.valid_from, other.valid_to)}] (unresolved)")
-        notes[index] = extra
+        notes[index] = [safe(line, inline=True) for line in extra]
     rendered = table(["score", "fact", "valid", "source"], rows)
     lines.append(rendered[0])
     for index, text in enumerate(rendered[1:]):
@@ -143,12 +176,13 @@ def render_history(
     lines: list[str] = []
     by_id = {f.id: f for f in facts}
     for number, fact in enumerate(facts, start=1):
-        lines.append(f"{number}. {span(fact.valid_from, fact.valid_to)}  {fact.statement}")
+        lines.append(f"{number}. {span(fact.valid_from, fact.valid_to)}  "
+                     f"{safe(fact.statement, inline=True)}")
         status = fact_status(fact)
         if fact.superseded_by:
             newer = by_id.get(fact.superseded_by)
             status += f" by: {newer.statement}" if newer is not None else ""
-        lines.append(f"     status: {status}")
+        lines.append(f"     status: {safe(status, inline=True)}")
         if fact.expired_at is not None:
             lines.append(f"     no longer believed since {fmt_time(fact.expired_at)}")
         sources = []
@@ -161,6 +195,7 @@ def render_history(
             speaker = ep.metadata.get("speaker")
             who = f" ({speaker})" if speaker else ""
             sources.append(f"{where}{who} @ {fmt_time(ep.reference_time)} [{ep.id}]")
+        sources = [safe(s, inline=True) for s in sources]
         if sources:
             lines.append(f"     from: {sources[0]}")
             lines.extend(f"           {s}" for s in sources[1:])
@@ -177,5 +212,5 @@ def render_mapping(values: Mapping[str, Any]) -> list[str]:
             shown = "-"
         else:
             shown = str(value)
-        out.append(f"{key.ljust(width)}  {shown}")
+        out.append(safe(f"{key.ljust(width)}  {shown}", inline=True))
     return out

@@ -2,9 +2,14 @@
 the conversion into graphmem's ``Extraction``. Shared by the ``llm`` and ``langchain`` extractors.
 
 The answer model is deliberately flat (two lists of flat objects, short field names, enums as
-plain strings) so that small local models can follow it; validation is lenient where leniency is
-safe (case of enums, ``"null"`` strings, dates without a timezone) and strict elsewhere, and
-every validation error is phrased so that it can be shown back to the model in the repair call.
+plain strings) so that small local models can follow it. The JSON schema sent to the model is
+the contract: every constraint the validator checks is in it (ISO date patterns, enums,
+lengths, snake_case predicates). Validation is lenient where leniency is safe (case of enums,
+``"null"`` strings, dates without a timezone); an unusable optional field (a date written as
+"last month", an unknown kind) is dropped and an invalid fact or entity is left out, each with a
+warning on the answer (``Answer.warnings``), so one bad field never fails an episode. Only an
+answer with no usable content (not JSON, no ``facts`` list, every fact invalid) is an error, and
+it is phrased so that it can be shown back to the model in the repair call.
 """
 
 from __future__ import annotations
@@ -18,7 +23,16 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
 
 from .._errors import GraphMemError
 from .._models import EpisodeRecord, ExtractedEntity, ExtractedFact, Extraction
@@ -46,6 +60,16 @@ log = logging.getLogger("graphmem")
 
 Kind = Literal["assert", "negate", "correct"]
 RelationName = Literal["new", "same_as", "supersedes", "contradicts", "corrects", "negates"]
+_KINDS = ("assert", "negate", "correct")
+_RELATIONS = ("new", "same_as", "supersedes", "contradicts", "corrects", "negates")
+# What the schema tells the model (the validator reads more: "2024-03", "2024", offsets).
+ISO_DATE = (
+    r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2}"
+    # [.] not \.: llama.cpp's schema-to-grammar converter rejects the escape (0.3.36).
+    r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?)?)?$"
+)
+PREDICATE = r"^[a-z][a-z0-9_]*$"
+FACT_ALIAS = r"^F[0-9]+$"
 
 _NULLS = frozenset({"", "null", "none", "n/a", "na", "unknown", "-"})
 _RELATION_SYNONYMS = {
@@ -85,10 +109,39 @@ _TYPE_SYNONYMS = {
 _FIRST_PERSON = frozenset({"i", "me", "my", "myself", "mine", "speaker", "the speaker"})
 
 
+_FREE_TEXT = {"reason": 200, "evidence": 300}
+
+
+def _clip_text(value: Any, limit: int) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[: limit - 1] + "…"
+    return value
+
+
+def _warn(info: ValidationInfo, message: str) -> None:
+    """Record what was dropped on the answer being validated (``Answer._items`` passes the
+    list and the item's place as the validation context)."""
+    context = info.context if isinstance(info.context, dict) else None
+    if context is not None and isinstance(context.get("warnings"), list):
+        context["warnings"].append(f"{context.get('where', 'answer')}.{info.field_name}: {message}")
+    else:
+        log.info("graphmem: answer field %s: %s", info.field_name, message)
+
+
 def _null(value: Any) -> Any:
     if isinstance(value, str) and value.strip().lower() in _NULLS:
         return None
     return value
+
+
+# Nullable strings with a pattern: pydantic puts field constraints on the anyOf's string branch
+# only when they are in the type, so the schema is given here.
+_DATE_SCHEMA: dict[str, Any] = {
+    "anyOf": [{"type": "string", "pattern": ISO_DATE}, {"type": "null"}]
+}
+_ALIAS_SCHEMA: dict[str, Any] = {
+    "anyOf": [{"type": "string", "pattern": FACT_ALIAS}, {"type": "null"}]
+}
 
 
 class AnswerEntity(BaseModel):
@@ -97,7 +150,7 @@ class AnswerEntity(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     name: str = Field(min_length=1, max_length=300)
-    type: str = "entity"
+    type: str = Field(default="entity", max_length=50)
 
     @field_validator("name", mode="before")
     @classmethod
@@ -117,18 +170,19 @@ class AnswerFact(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     subject: str = Field(min_length=1, max_length=300)
-    predicate: str = Field(min_length=1, max_length=100)
-    object: str | None = None
+    # The schema asks for snake_case; the validator also folds "Lives In" (prepare_facts).
+    predicate: str = Field(min_length=1, max_length=100, json_schema_extra={"pattern": PREDICATE})
+    object: str | None = Field(default=None, max_length=300)
     value: str | int | float | bool | None = None
-    statement: str = ""
-    valid_from: str | None = None
-    valid_to: str | None = None
+    statement: str = Field(default="", max_length=500)
+    valid_from: str | None = Field(default=None, json_schema_extra=_DATE_SCHEMA)
+    valid_to: str | None = Field(default=None, json_schema_extra=_DATE_SCHEMA)
     kind: Kind = "assert"
     replaces: str | None = None
     relation: RelationName = "new"
-    fact_id: str | None = None
-    reason: str | None = None
-    evidence: str | None = None
+    fact_id: str | None = Field(default=None, json_schema_extra=_ALIAS_SCHEMA)
+    reason: str | None = Field(default=None, max_length=200)
+    evidence: str | None = Field(default=None, max_length=300)
 
     @field_validator("subject", "predicate", mode="before")
     @classmethod
@@ -137,14 +191,18 @@ class AnswerFact(BaseModel):
 
     @field_validator("object", "replaces", "fact_id", "reason", "evidence", mode="before")
     @classmethod
-    def _optional_text(cls, value: Any) -> Any:
+    def _optional_text(cls, value: Any, info: ValidationInfo) -> Any:
         value = _null(value)
-        return value.strip() if isinstance(value, str) else value
+        value = value.strip() if isinstance(value, str) else value
+        if info.field_name in _FREE_TEXT:
+            return _clip_text(value, _FREE_TEXT[info.field_name])
+        return value
 
     @field_validator("statement", mode="before")
     @classmethod
     def _statement(cls, value: Any) -> Any:
-        return "" if value is None else value
+        # Free text: too long is clipped (the schema's maxLength tells the model the limit).
+        return "" if value is None else _clip_text(value, 500)
 
     @field_validator("value", mode="before")
     @classmethod
@@ -155,36 +213,42 @@ class AnswerFact(BaseModel):
 
     @field_validator("valid_from", "valid_to", mode="before")
     @classmethod
-    def _time(cls, value: Any) -> Any:
+    def _time(cls, value: Any, info: ValidationInfo) -> Any:
         value = _null(value)
         if value is None:
             return None
-        if not isinstance(value, str):
-            raise ValueError("must be an ISO date string like 2024-05-01, or null")
-        parse_model_time(value)  # raises ValueError with a readable message
+        try:
+            if not isinstance(value, str):
+                raise ValueError(f"{value!r} is not an ISO date like 2024-05-01")
+            parse_model_time(value)
+        except ValueError as exc:
+            _warn(info, f"{exc}; dropped")  # an optional field: the fact stays, undated
+            return None
         return value.strip()
 
     @field_validator("kind", mode="before")
     @classmethod
-    def _kind(cls, value: Any) -> Any:
+    def _kind(cls, value: Any, info: ValidationInfo) -> Any:
         value = _null(value)
-        if value is None:
-            return "assert"
-        if isinstance(value, str):
-            low = value.strip().lower()
-            return _KIND_SYNONYMS.get(low, low)
-        return value
+        low = value.strip().lower() if isinstance(value, str) else value
+        low = _KIND_SYNONYMS.get(low, low) if isinstance(low, str) else low
+        if low is None or low in _KINDS:
+            return low or "assert"
+        _warn(info, f"kind {value!r} is not one of {', '.join(_KINDS)}; read as assert")
+        return "assert"
 
     @field_validator("relation", mode="before")
     @classmethod
-    def _relation(cls, value: Any) -> Any:
+    def _relation(cls, value: Any, info: ValidationInfo) -> Any:
         value = _null(value)
-        if value is None:
-            return "new"
-        if isinstance(value, str):
-            low = value.strip().lower().replace("-", "_").replace(" ", "_")
-            return _RELATION_SYNONYMS.get(low, low)
-        return value
+        low = value.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(
+            value, str
+        ) else value
+        low = _RELATION_SYNONYMS.get(low, low) if isinstance(low, str) else low
+        if low is None or low in _RELATIONS:
+            return low or "new"
+        _warn(info, f"relation {value!r} is not one of {', '.join(_RELATIONS)}; read as new")
+        return "new"
 
 
 class Answer(BaseModel):
@@ -194,6 +258,41 @@ class Answer(BaseModel):
 
     entities: list[AnswerEntity]
     facts: list[AnswerFact]
+    # What validation dropped from them (not in the schema: the model never writes it).
+    warnings: SkipJsonSchema[list[str]] = Field(default_factory=list, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _items(cls, data: Any) -> Any:
+        """Validate each entity and fact on its own: an invalid one is left out with a warning;
+        only a ``facts`` list whose every fact is invalid fails the answer."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        warnings: list[str] = list(data.get("warnings") or [])
+        for key, model in (("entities", AnswerEntity), ("facts", AnswerFact)):
+            items = data.get(key)
+            if not isinstance(items, list):
+                continue  # the field's own validation names the problem
+            kept: list[BaseModel] = []
+            problems: list[str] = []
+            for index, item in enumerate(items):
+                if isinstance(item, model):
+                    kept.append(item)
+                    continue
+                where = f"{key}.{index}"
+                try:
+                    kept.append(
+                        model.model_validate(item, context={"warnings": warnings, "where": where})
+                    )
+                except ValidationError as exc:
+                    problems.append(_one_line(where, exc))
+            if key == "facts" and items and not kept:
+                raise ValueError("no fact could be used: " + " | ".join(problems[:5]))
+            warnings.extend(f"{p}; left out" for p in problems)
+            data[key] = kept
+        data["warnings"] = warnings
+        return data
 
 
 def parse_model_time(text: str) -> datetime:
@@ -212,7 +311,9 @@ def parse_model_time(text: str) -> datetime:
 # ----------------------------------------------------------------------------- JSON schema
 
 
-_DROPPED_KEYWORDS = frozenset({"default", "title", "minLength", "maxLength"})
+# Defaults and titles are noise to a model (strict mode requires every field anyway); lengths
+# and patterns stay: they are what the validator checks.
+_DROPPED_KEYWORDS = frozenset({"default", "title"})
 
 
 def _strict(node: Any) -> Any:
@@ -333,6 +434,14 @@ class InvalidAnswer(ValueError):
         self.truncated = truncated
 
 
+def _one_line(where: str, exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:3]:
+        field = ".".join(str(p) for p in error["loc"])
+        parts.append(f"{where}.{field}: {error['msg']}" if field else f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
 def validation_text(exc: ValidationError, limit: int = 10) -> str:
     lines = []
     for error in exc.errors()[:limit]:
@@ -406,11 +515,26 @@ def _who(name: str, speaker: str) -> str:
 
 @dataclass
 class Usage:
-    """LLM calls and tokens spent on one episode."""
+    """LLM requests and tokens spent on one episode: ``calls`` counts every request sent (what
+    the server counts), of which ``retries`` failed and were retried, ``failed`` failed for
+    good and ``repairs`` were repair calls."""
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    retries: int = 0
+    repairs: int = 0
+    failed: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "llm_calls": self.calls,
+            "llm_retries": self.retries,
+            "llm_repairs": self.repairs,
+            "llm_failed_calls": self.failed,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
 
 
 def to_extraction(
@@ -437,6 +561,7 @@ def to_extraction(
     reference = episode.reference_time
     dated = states_time(episode.content)
     facts: list[ExtractedFact] = []
+    warnings: list[str] = []
     for index, item in enumerate(answer.facts):
         subject = _who(item.subject, context.speaker)
         obj = _who(item.object, context.speaker) if item.object is not None else None
@@ -486,12 +611,16 @@ def to_extraction(
                 )
             )
         except ValidationError as exc:
-            log.info("graphmem: %s fact %d skipped: %s", episode.id, index, exc)
+            warnings.append(_one_line(f"facts.{index}", exc) + "; left out")
     usage = usage or Usage()
     return Extraction(
         entities=entities,
         facts=facts,
         llm_calls=usage.calls,
+        llm_retries=usage.retries,
+        llm_repairs=usage.repairs,
+        llm_failed_calls=usage.failed,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
+        warnings=list(answer.warnings) + warnings,
     )

@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import Runnable
 from pydantic import ValidationError
 
-from .._errors import GraphMemError, LLMError
+from .._errors import BudgetExceededError, GraphMemError, LLMError
 from .._models import EpisodeRecord, Extraction
 from .._prompts import Prompt, load_prompt
 from ._base import ExtractionContext
@@ -122,9 +122,19 @@ class LangChainExtractor:
     def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
         messages, aliases = build_messages(self.prompt, episode, context, self.context_limits)
         usage = Usage()
+        try:
+            answer = self._answer_with_repair(episode, messages, usage)
+        except (LLMError, BudgetExceededError) as exc:
+            exc.usage = usage.as_dict()  # failed episodes' calls are paid for too
+            raise
+        return to_extraction(answer, episode, context, aliases, usage)
+
+    def _answer_with_repair(
+        self, episode: EpisodeRecord, messages: list[dict[str, str]], usage: Usage
+    ) -> Answer:
         result = self._call(messages, usage)
         try:
-            answer = self._answer(result)
+            return self._answer(result)
         except InvalidAnswer as first:
             log.info("graphmem: %s: invalid answer (%s); one repair call", episode.id, first)
             repair = [
@@ -137,20 +147,21 @@ class LangChainExtractor:
                     + repair_message(first),
                 },
             ]
+            usage.repairs += 1
             second = self._call(repair, usage)
             try:
-                answer = self._answer(second)
+                return self._answer(second)
             except InvalidAnswer as exc:
                 raise LLMError(
                     f"{type(self.chat_model).__name__} gave no valid answer after one repair "
                     f"call ({usage.calls} calls): {exc}"
                 ) from None
-        return to_extraction(answer, episode, context, aliases, usage)
 
     def _call(self, messages: list[dict[str, str]], usage: Usage) -> _Result:
         estimate = estimate_tokens(messages)
         self.budget.reserve(estimate)
         lc_messages = _to_langchain(messages)
+        usage.calls += 1  # counted when sent: a call that fails is paid for too
         try:
             if self._structured is not None:
                 out = self._structured.invoke(lc_messages)
@@ -159,9 +170,11 @@ class LangChainExtractor:
                 raw, parsed, error = self.chat_model.invoke(lc_messages), None, None
         except GraphMemError:
             self.budget.release()
+            usage.failed += 1
             raise
         except Exception as exc:  # the chat model's own errors, after its own retries
             self.budget.release()
+            usage.failed += 1
             raise LLMError(
                 f"{type(self.chat_model).__name__} failed: {type(exc).__name__}: {exc}"
             ) from exc
@@ -171,7 +184,6 @@ class LangChainExtractor:
         prompt_tokens = int(counted["input_tokens"]) if counted else 0
         completion_tokens = int(counted["output_tokens"]) if counted else 0
         self.budget.commit(prompt_tokens, completion_tokens)
-        usage.calls += 1
         usage.prompt_tokens += prompt_tokens
         usage.completion_tokens += completion_tokens
         refusal = raw.additional_kwargs.get("refusal")

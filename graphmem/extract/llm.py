@@ -11,9 +11,13 @@ Needs ``pip install 'graphmem[openai]'`` (``openai`` and ``tenacity``). What one
    A server that rejects ``json_schema`` with a 400 gets ``json_object`` from then on.
    Transport retries are ours (the SDK's are off): 429 (``Retry-After`` honoured, capped), 5xx,
    timeouts and connection errors, with jittered exponential backoff and a cap; other 4xx fail.
-4. Strip ``<think>…</think>``, parse, validate. A refusal fails the episode. Invalid or truncated
-   output gets one repair call that shows the model its errors (a second, counted call).
-5. Convert into an ``Extraction`` with ``llm_calls``/``prompt_tokens``/``completion_tokens``.
+4. Strip ``<think>…</think>``, parse, validate. A refusal fails the episode. An unusable
+   optional field or an invalid fact is dropped with a warning (``Extraction.warnings``); an
+   answer with nothing usable (or truncated) gets one repair call that shows the model its
+   errors (a second, counted call).
+5. Convert into an ``Extraction`` with its usage: ``llm_calls`` (every request sent, as the
+   server counts them), ``llm_retries``, ``llm_repairs``, ``llm_failed_calls`` and tokens. A
+   failed episode's ``LLMError`` / ``BudgetExceededError`` carries the same in ``usage``.
 
 Every failure is an ``LLMError`` (or ``BudgetExceededError``): the facade marks the episode
 ``failed`` with the message, keeps its input, and ``GraphMemory.reprocess()`` retries it.
@@ -35,7 +39,7 @@ import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from .._config import Settings
-from .._errors import ConfigError, LLMError
+from .._errors import BudgetExceededError, ConfigError, LLMError
 from .._models import EpisodeRecord, Extraction
 from .._prompts import Prompt, load_prompt
 from ._base import ExtractionContext
@@ -105,9 +109,13 @@ def retry_after_seconds(exc: BaseException, *, now: float | None = None) -> floa
 
 
 def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
+    text = f"{exc.message} {exc.body!r}".lower()
+    if exc.status_code == 500:
+        # llama-cpp-python's server answers its own request validation error with a 500 that
+        # names response_format and json_schema; any other 500 is retried as a server error.
+        return "response_format" in text and "json_schema" in text
     if exc.status_code not in (400, 422):
         return False
-    text = f"{exc.message} {exc.body!r}".lower()
     return (exc.param == "response_format") or "json_schema" in text or "response_format" in text
 
 
@@ -223,9 +231,19 @@ class LLMExtractor:
     def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
         messages, aliases = build_messages(self.prompt, episode, context, self.context_limits)
         usage = Usage()
+        try:
+            answer = self._answer_with_repair(episode, messages, usage)
+        except (LLMError, BudgetExceededError) as exc:
+            exc.usage = usage.as_dict()  # failed episodes' calls are paid for too
+            raise
+        return to_extraction(answer, episode, context, aliases, usage)
+
+    def _answer_with_repair(
+        self, episode: EpisodeRecord, messages: list[dict[str, str]], usage: Usage
+    ) -> Answer:
         reply = self._complete(messages, usage, self.max_completion_tokens)
         try:
-            answer = self._answer(reply)
+            return self._answer(reply)
         except InvalidAnswer as first:
             log.info("graphmem: %s: invalid answer (%s); one repair call", episode.id, first)
             repair = [
@@ -236,15 +254,15 @@ class LLMExtractor:
             limit = self.max_completion_tokens
             if first.truncated and limit is not None:
                 limit *= 2
+            usage.repairs += 1
             second = self._complete(repair, usage, limit)
             try:
-                answer = self._answer(second)
+                return self._answer(second)
             except InvalidAnswer as exc:
                 raise LLMError(
                     f"{self.model} gave no valid answer after one repair call "
                     f"({usage.calls} calls): {exc}"
                 ) from None
-        return to_extraction(answer, episode, context, aliases, usage)
 
     def _answer(self, reply: _Reply) -> Answer:
         return parse_answer(reply.content, truncated=reply.finish_reason == "length")
@@ -256,9 +274,10 @@ class LLMExtractor:
         estimate = estimate_tokens(messages)
         self.budget.reserve(estimate)
         try:
-            response = self._with_retries(messages, estimate, max_completion)
+            response = self._with_retries(messages, estimate, max_completion, usage)
         except openai.OpenAIError as exc:
             self.budget.release()
+            usage.failed += 1
             raise self._error(exc) from exc
         except BaseException:
             self.budget.release()
@@ -273,7 +292,6 @@ class LLMExtractor:
         self.rate_limiter.settle(
             estimate + (max_completion or 0) // 4, prompt_tokens + completion_tokens
         )
-        usage.calls += 1
         usage.prompt_tokens += prompt_tokens
         usage.completion_tokens += completion_tokens
         if not response.choices:
@@ -287,25 +305,36 @@ class LLMExtractor:
         return _Reply(choice.message.content, choice.finish_reason)
 
     def _with_retries(
-        self, messages: list[dict[str, str]], estimate: int, max_completion: int | None
+        self,
+        messages: list[dict[str, str]],
+        estimate: int,
+        max_completion: int | None,
+        usage: Usage,
     ) -> Any:
+        def before_sleep(state: RetryCallState) -> None:
+            usage.retries += 1
+            self._log_retry(state)
+
         retrying = Retrying(
             stop=stop_after_attempt(self.max_retries + 1),
             wait=self._wait,
             retry=retry_if_exception(_retryable),
             sleep=self._sleep,
-            before_sleep=self._log_retry,
+            before_sleep=before_sleep,
             reraise=True,
         )
         for attempt in retrying:
             with attempt:
                 self.rate_limiter.acquire(estimate + (max_completion or 0) // 4)
-                return self._send(messages, max_completion)
+                return self._send(messages, max_completion, usage)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _send(self, messages: list[dict[str, str]], max_completion: int | None) -> Any:
+    def _send(
+        self, messages: list[dict[str, str]], max_completion: int | None, usage: Usage
+    ) -> Any:
         mode = self.response_format
         try:
+            usage.calls += 1  # every request the server sees, answered or not
             return self._create(messages, max_completion, mode)
         except openai.APIStatusError as exc:
             if mode != "json_schema" or not _rejects_json_schema(exc):
@@ -317,6 +346,8 @@ class LLMExtractor:
                 exc.status_code,
             )
             self.response_format = "json_object"
+            usage.retries += 1  # the rejected request, sent again in the other mode
+            usage.calls += 1
             return self._create(messages, max_completion, "json_object")
 
     def _create(

@@ -54,6 +54,10 @@ Patterns (predicate ← examples)
 - ``name`` (value): my name is X, call me X, "(Hi,) I'm Sam" only at the start of a message.
 - ``is_a``: Name is a/an Y ("Rex is a golden retriever"); ``has_pet``: my dog Rex, I have a cat
   named Tom, my dog's name is Rex. ``married_to``: Name is married to Name, my wife is Name.
+- Relatives and managers by name: "Ana is my sister" / "my sister is Ana" → Ana ``sister_of``
+  <speaker> (brother, sibling, cousin, mother/mom, father/dad, son, daughter, aunt, uncle,
+  niece, nephew, grandmother, grandfather); "Rui is my manager/boss" → <speaker> ``has_manager``
+  Rui. "Ana is my cousin, not my sister" is a correction (the kinship family ends the sister).
 - ``has_status`` (value): <ticket/task> is done/blocked/broken/in progress/… — the subject must
   look like a task: an id with a digit ("Ticket ABC-12") or a task word (project, build, deploy…).
 - ``uses_version`` (value, a string, leading "v" dropped): we use X version N, we're on X N,
@@ -428,6 +432,28 @@ _PET_HAVE = re.compile(
 _AGE = re.compile(
     r"(?i:i'm|i\s+am|i\s+just\s+turned|i\s+turned|i've\s+just\s+turned)\s+(?P<n>\d{1,3})"
     r"(?i:\s+years?\s+old|\s+y/?o)?\s*[.!]*\s*$"
+)
+# "Ana is my sister" → Ana sister_of <speaker>; "Rui is my manager" → <speaker> has_manager Rui
+# (predicate families, issue 13). "Ana is my cousin, not my sister" corrects the relation.
+_RELATIONS: dict[str, str] = {
+    "sister": "sister_of", "brother": "brother_of", "sibling": "sibling_of",
+    "cousin": "cousin_of", "mother": "mother_of", "mom": "mother_of", "mum": "mother_of",
+    "father": "father_of", "dad": "father_of", "son": "son_of", "daughter": "daughter_of",
+    "aunt": "aunt_of", "uncle": "uncle_of", "niece": "niece_of", "nephew": "nephew_of",
+    "grandmother": "grandmother_of", "grandma": "grandmother_of",
+    "grandfather": "grandfather_of", "grandpa": "grandfather_of",
+    "manager": "has_manager", "boss": "has_manager",
+}
+_REL = r"(?i:" + "|".join(sorted(_RELATIONS, key=len, reverse=True)) + r")"
+_REL_NAME = r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?"
+_RELATION_IS = re.compile(
+    r"(?P<n>" + _REL_NAME + r")\s+(?i:is|'s)\s+(?:(?i:actually|really|now|still|also|in\s+fact)"
+    r"\s+)?(?i:my|our)\s+(?:(?i:new|current)\s+)?(?P<rel>" + _REL + r")"
+    r"(?:\s*,?\s+(?i:and\s+)?(?i:not)\s+(?i:my|our)\s+(?P<old>" + _REL + r"))?\s*[.!]*\s*$"
+)
+_MY_RELATION_IS = re.compile(
+    r"(?i:my|our)\s+(?:(?i:new|current)\s+)?(?P<rel>" + _REL + r")\s+(?i:is|'s)\s+"
+    r"(?:(?i:now|actually|still)\s+)?(?P<n>" + _REL_NAME + r")\s*[.!]*\s*$"
 )
 
 # ----------------------------------------------------------------------------- sentences
@@ -1033,6 +1059,10 @@ class RulesExtractor:
         match = _FAVORITE_REV.match(text) if fav else None
         if match:
             return self._favorite(None, match.group("t"), match.group("x"), False, st)
+        if " my " in lower or " our " in lower or mine:
+            match = _RELATION_IS.match(text) or _MY_RELATION_IS.match(text)
+            if match and match.group("n").split()[0] not in _NAME_STOP | _NOT_NAMES:
+                return self._relation(match, st)
         match = _MY_ATTRIBUTE.match(text) if mine else None
         if match:
             return self._attribute(match, st)
@@ -1086,6 +1116,17 @@ class RulesExtractor:
         return [_Draft(subject, PERSON, predicate, object=obj,
                        kind="negate" if negated else "assert", negation="not",
                        subject_kind="name" if owner else "fp")]
+
+    def _relation(self, match: re.Match[str], st: _State) -> list[_Draft]:
+        """A relative or a manager by name; ", not my <other>" makes it a correction."""
+        name = match.group("n")
+        predicate = _RELATIONS[match.group("rel").lower()]
+        kind = "correct" if match.groupdict().get("old") else "assert"
+        if predicate == "has_manager":
+            return [_Draft(st.speaker, PERSON, predicate, object=name, object_type=PERSON,
+                           kind=kind, subject_kind="fp")]
+        return [_Draft(name, PERSON, predicate, object=st.speaker, object_type=PERSON,
+                       kind=kind, subject_kind="name")]
 
     def _attribute(self, match: re.Match[str], st: _State) -> list[_Draft]:
         attr = _squash(match.group("attr").lower())
@@ -1867,7 +1908,14 @@ _TEMPLATES: dict[str, tuple[str, str, str]] = {
     "married_to": ("{s} is married to {o}.", "{s} is no longer married to {o}.",
                    "{s} is not married to {o}."),
     "is": ("{s} is {o}.", "{s} is no longer {o}.", "{s} is not {o}."),
+    "has_manager": ("{ps} manager is {o}.", "{ps} manager is no longer {o}.",
+                    "{ps} manager is not {o}."),
 }
+for _word, _predicate in _RELATIONS.items():
+    if _predicate == _word + "_of":  # sister_of: "Ana is Maya's sister."
+        _TEMPLATES[_predicate] = (f"{{s}} is {{o}}'s {_word}.",
+                                  f"{{s}} is no longer {{o}}'s {_word}.",
+                                  f"{{s}} is not {{o}}'s {_word}.")
 
 
 def _statement(d: _Draft) -> str:

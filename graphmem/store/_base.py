@@ -245,6 +245,16 @@ class StoreReader(Protocol):
 
     def episode_entity_ids(self, episode_ids: Sequence[str]) -> list[str]: ...
 
+    def speaker_episode_ids(self, group_id: str, speaker_keys: Sequence[str]) -> list[str]:
+        """The group's episodes whose speaker (``metadata.speaker``, else ``.name``) has one
+        of these ``entity_key``s (forget of an entity with its own episodes)."""
+        ...
+
+    def subject_episode_ids(self, group_id: str, entity_ids: Sequence[str]) -> list[str]:
+        """The episodes that support or end (a negation) a fact of the group whose subject is
+        one of these entities."""
+        ...
+
 
 @runtime_checkable
 class GraphStore(Protocol):

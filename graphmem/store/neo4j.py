@@ -16,9 +16,10 @@ key, entity_id})`` rows for alias lookups (SQLite's ``entity_aliases`` table: li
 not index-backed in Cypher), ``(:AuditRecord)``, ``(:GraphmemMeta {key, value})``,
 ``(:GraphmemMigration {version, name, applied_at})`` and one ``(:GraphmemLock)``. Times are integer
 epoch-millisecond properties (ordering identical to SQLite; no server-side date arithmetic);
-embeddings are float lists; JSON maps (metadata, attributes, audit details) are JSON strings
-(Bolt servers refuse map properties); ``seq`` (a client-side, per-write increasing integer) keeps
-SQLite's insertion order (rowid) for ties and exports.
+embeddings are float lists, rounded as SQLite stores them (``_vectors.quantize``); JSON maps
+(metadata, attributes, audit details) are JSON strings (Bolt servers refuse map properties);
+``seq`` (a client-side, per-write increasing integer) keeps SQLite's insertion order (rowid) for
+ties and exports.
 
 Every query is a named file in ``graphmem/cypher/`` (``graphmem.store._cypher``); values are only
 ever ``$parameters``. Searches keep to one group inside the indexes (``_neo4j_search``: episodes,
@@ -88,6 +89,7 @@ from ._export import (
 from ._neo4j_browser import browser_instructions
 from ._neo4j_dialect import Dialect, select_dialect
 from ._neo4j_search import GroupSearch, backfill_group_tokens, group_token, lucene_query
+from ._vectors import quantize
 
 __all__ = ["MIGRATIONS", "Neo4jStore", "browser_instructions", "lucene_query"]
 
@@ -147,6 +149,14 @@ def _float_list(vector: Vector | None) -> list[float] | None:
     if vector is None:
         return None
     return [float(x) for x in np.asarray(vector, dtype=np.float32)]
+
+
+def _stored_list(vector: Vector | None) -> list[float] | None:
+    """A vector to store: rounded as the SQLite store keeps it (``_vectors.quantize``: int8 with
+    a per-vector scale), so that both stores rank and export alike. Still a float list: that is
+    what the vector index reads (Neo4j's compact VECTOR type needs Cypher 25 and the block store
+    format; Community Edition and the ArcadeDB test server have neither)."""
+    return _float_list(quantize(vector))
 
 
 def _vector(values: Any) -> Vector | None:
@@ -951,7 +961,7 @@ class Neo4jStore:
                 tx,
                 "episodes/embedding_set",
                 id=plan.episode_id,
-                embedding=_float_list(plan.episode_embedding),
+                embedding=_stored_list(plan.episode_embedding),
             )
         if plan.episode_id is not None and plan.episode_status is not None:
             status, extractor, error = plan.episode_status
@@ -1407,7 +1417,7 @@ def _episode_params(ep: EpisodeRow, seq: int) -> dict[str, Any]:
         "speaker": episode_speaker(ep.metadata),
         "seq": seq,
         "group_token": group_token(ep.group_id),
-        "embedding": _float_list(ep.embedding),
+        "embedding": _stored_list(ep.embedding),
     }
 
 
@@ -1438,7 +1448,7 @@ def _entity_params(e: EntityRow, seq: int) -> dict[str, Any]:
         "aliases": list(e.aliases),
         "alias_text": _alias_text(e.aliases),
         "summary": e.summary,
-        "embedding": _float_list(e.embedding),
+        "embedding": _stored_list(e.embedding),
         "created_at": int(e.created_at),
         "attributes": _json_dump(e.attributes),
         "seq": seq,
@@ -1455,7 +1465,7 @@ def _fact_props(f: FactRow, seq: int) -> dict[str, Any]:
         "object_id": f.object_id,
         "value_json": f.value_json,
         "statement": f.statement,
-        "embedding": _float_list(f.embedding),
+        "embedding": _stored_list(f.embedding),
         "valid_from": int(f.valid_from),
         "valid_to": _opt_int(f.valid_to),
         "recorded_at": int(f.recorded_at),
@@ -1580,3 +1590,23 @@ class _Reader:
                 for r in _run(self.tx, "episodes/mentioned_entity_ids", ids=list(chunk))
             )
         return out
+
+    def speaker_episode_ids(self, group_id: str, speaker_keys: Sequence[str]) -> list[str]:
+        keys = set(speaker_keys)
+        match: dict[str, bool] = {}  # a group has few speakers and many turns
+        out: list[str] = []
+        for r in _run(self.tx, "episodes/speaker_ids", group_id=group_id):
+            who = r["speaker"]
+            if isinstance(who, str):
+                if who not in match:
+                    match[who] = entity_key(who) in keys
+                if match[who]:
+                    out.append(str(r["id"]))
+        return out
+
+    def subject_episode_ids(self, group_id: str, entity_ids: Sequence[str]) -> list[str]:
+        out: dict[str, None] = {}
+        for chunk in _chunks(list(entity_ids)):
+            rows = _run(self.tx, "facts/subject_episode_ids", group_id=group_id, ids=list(chunk))
+            out.update((str(r["id"]), None) for r in rows)
+        return list(out)

@@ -1,8 +1,10 @@
-"""The embedded default store: one SQLite file, WAL mode, FTS5, float32 vectors with exact top-k."""
+"""The embedded default store: one SQLite file, WAL mode, FTS5, compact vectors (int8 at rest,
+see ``_vectors``) with exact top-k."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -47,11 +49,14 @@ from ._vectors import VectorMatrix, from_blob, to_blob
 
 __all__ = ["SQLiteStore"]
 
+_log = logging.getLogger("graphmem")
+
 _MAX_VARS = 900  # stay well below SQLite's bound-parameter limit
 _POSTINGS = 3000  # matching rows one full-text query may rank (1 to 5 µs each)
 _EXACT_ROWS = 50_000  # vector top-k is exact up to this many rows, sign-bit prefiltered above
 _OVERSAMPLE = 64  # candidates per wanted row for the exact rescoring above _EXACT_ROWS
 _MIN_CANDIDATES = 4096
+_CHECKPOINT_WAIT_MS = 5000  # how long a forget waits for readers to let the WAL be truncated
 _VECTOR_CACHE_ROWS = 262_144  # vectors held across groups (384 MiB at 384 dims) beside the one
 # being searched, whatever its size
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -205,11 +210,32 @@ def _maybe_sql(alias: str, cond: Condition, key: str, params: dict[str, Any]) ->
 
 
 class SQLiteStore:
-    """``GraphStore`` on one SQLite file. ``sqlite:///path/to/memory.db`` or ``:memory:``."""
+    """``GraphStore`` on one SQLite file. ``sqlite:///path/to/memory.db`` or ``:memory:``.
 
-    def __init__(self, path: str | os.PathLike[str], *, url: str | None = None) -> None:
+    ``read_only=True`` (URL ``sqlite:///memory.db?mode=ro``) opens an existing store for
+    reading only; so does a store whose file, or whose directory (WAL needs its ``-wal`` and
+    ``-shm`` files there), this process cannot write. ``immutable=True`` (``?immutable=1``)
+    also tells SQLite that nobody changes the file (no locks, no ``-shm``: read-only media).
+    A store this process cannot write that no connection has open (no ``-shm``, an empty or
+    no ``-wal``) is opened immutable by itself, so that reading creates no file; such a
+    reader does not see writes made after it opened (reopen it). Writes raise
+    ``StoreError`` ("… is read-only: …").
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        url: str | None = None,
+        read_only: bool = False,
+        immutable: bool = False,
+    ) -> None:
         self.path = str(path)
         self.url = url or f"sqlite:///{self.path}"
+        self._asked = (read_only or immutable, immutable)
+        self.read_only, self.immutable = self._asked
+        # What a write would need, for the read-only error.
+        self._writes_need = "the store opened without ?mode=ro / ?immutable=1"
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._vectors: dict[tuple[str, str], VectorMatrix] = {}
@@ -228,13 +254,20 @@ class SQLiteStore:
     def connect(self) -> None:
         if self._conn is not None:
             return
+        target: str = self.path
         if self.path != ":memory:":
-            parent = Path(self.path).expanduser().resolve().parent
+            file = Path(self.path).expanduser().resolve()
+            parent = file.parent
             if not parent.exists():
                 raise StoreError(f"cannot create the store {self.path}: {parent} does not exist")
+            target = self._open_target(file)
         try:
             conn = sqlite3.connect(
-                self.path, timeout=60.0, isolation_level=None, check_same_thread=False
+                target,
+                timeout=60.0,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=target.startswith("file:"),
             )
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA busy_timeout = 60000")
@@ -243,14 +276,22 @@ class SQLiteStore:
             conn.execute("PRAGMA cache_size = -65536")  # 64 MiB page cache
             conn.execute("PRAGMA temp_store = MEMORY")
             conn.execute("PRAGMA foreign_keys = OFF")
+            # Deleted content is overwritten with zeros, not left in free pages (forget).
+            conn.execute("PRAGMA secure_delete = ON")
             tables = {
                 row[0]
                 for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
             }
         except sqlite3.DatabaseError as exc:
-            raise SchemaError(
-                f"{self.path} is not a graphmem store (SQLite says: {exc}); "
-                "point GraphMemory at a new file or at an existing graphmem database"
+            if getattr(exc, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
+                raise SchemaError(
+                    f"{self.path} is not a graphmem store (SQLite says: {exc}); "
+                    "point GraphMemory at a new file or at an existing graphmem database"
+                ) from exc
+            access = "read" if self.read_only else "read and written"
+            raise StoreError(
+                f"cannot open the store {self.path} (SQLite says: {exc}); check that the file "
+                f"and its directory can be {access} by this process"
             ) from exc
         if mode is None:
             conn.close()
@@ -271,10 +312,64 @@ class SQLiteStore:
                 self._conn = None
             self._vectors.clear()
 
+    def _open_target(self, file: Path) -> str:
+        """What ``sqlite3.connect`` opens: the path, or a ``file:`` URI with ``mode=ro`` (and
+        ``immutable=1``) when the store is read-only, asked for or found so."""
+        wal, shm = Path(f"{file}-wal"), Path(f"{file}-shm")
+        self.read_only, self.immutable = self._asked  # found again on each connect
+        self._writes_need = "the store opened without ?mode=ro / ?immutable=1"
+        if not self.read_only and file.exists():
+            if not os.access(file, os.W_OK):
+                self.read_only = True
+                self._writes_need = f"write access to {file}"
+            elif not os.access(file.parent, os.W_OK) and not all(
+                p.exists() and os.access(p, os.W_OK) for p in (wal, shm)
+            ):
+                # WAL writes need the -wal and -shm files, made in the directory.
+                self.read_only = True
+                self._writes_need = (
+                    f"write access to its directory {file.parent} (for the -wal and -shm files)"
+                )
+        if not self.read_only:
+            if not file.exists() and not os.access(file.parent, os.W_OK):
+                raise StoreError(
+                    f"cannot create the store {self.path}: this process cannot write "
+                    f"{file.parent}"
+                )
+            return self.path
+        if not file.exists():
+            raise StoreError(f"cannot open the store {self.path} read-only: it does not exist")
+        if (
+            not self.immutable
+            and not (os.access(file, os.W_OK) and os.access(file.parent, os.W_OK))
+            and not shm.exists()
+            and (not wal.exists() or wal.stat().st_size == 0)
+        ):
+            # No connection has the store open (each keeps a -shm) and the WAL holds nothing:
+            # read the file as it is. A mode=ro reader would make the -wal and -shm files
+            # itself, or fail to: in a read-only directory it cannot, and in a writable one
+            # they would be this process's, read-only to the store's owner, whose next write
+            # then fails ("attempt to write a readonly database").
+            self.immutable = True
+        return file.as_uri() + ("?immutable=1" if self.immutable else "?mode=ro")
+
+    def _require_writable(self) -> None:
+        """``StoreError`` before a write on a read-only store (SQLite's own message would be
+        'attempt to write a readonly database')."""
+        if self._conn is None:
+            self.connect()
+        if self.read_only:
+            raise StoreError(
+                f"{self.path} is read-only: reads work, writes need {self._writes_need}"
+            )
+
     def migrate(self) -> list[str]:
         applied: list[str] = []
         with self._lock:
             conn = self.conn
+            if self.read_only:
+                self._check_migrated_read_only(conn)
+                return applied
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS graphmem_migrations ("
                 "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"
@@ -309,6 +404,25 @@ class SQLiteStore:
             self._create_vocab_tables()
         return applied
 
+    def _check_migrated_read_only(self, conn: sqlite3.Connection) -> None:
+        """A read-only store cannot be migrated: ``SchemaError`` unless it is up to date."""
+        try:
+            done = {row[0] for row in conn.execute("SELECT version FROM graphmem_migrations")}
+        except sqlite3.OperationalError:
+            done = set()
+        newest = max(version for version, _, _ in MIGRATIONS)
+        if done and max(done) > newest:
+            raise SchemaError(
+                f"{self.path} was written by a newer graphmem (schema v{max(done)}, "
+                f"this one knows v{newest}); upgrade graphmem"
+            )
+        pending = [version for version, _, _ in MIGRATIONS if version not in done]
+        if pending:
+            raise SchemaError(
+                f"{self.path} needs migrations {pending} but is read-only: migrating it needs "
+                f"{self._writes_need} (graphmem db migrate)"
+            )
+
     def _create_vocab_tables(self) -> None:
         tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master")}
         for table in ("facts", "entities", "episodes"):
@@ -334,6 +448,7 @@ class SQLiteStore:
 
     def set_meta(self, key: str, value: str) -> None:
         with self._lock:
+            self._require_writable()
             self._execute(
                 "INSERT INTO graphmem_meta VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -362,6 +477,7 @@ class SQLiteStore:
     def insert_episodes(self, episodes: Sequence[EpisodeRow]) -> list[tuple[EpisodeRow, bool]]:
         out: list[tuple[EpisodeRow, bool]] = []
         with self._lock:
+            self._require_writable()
             conn = self.conn
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -413,6 +529,7 @@ class SQLiteStore:
         self, episode_id: str, status: str, extractor: str | None, error: str | None
     ) -> None:
         with self._lock:
+            self._require_writable()
             self._execute(
                 "UPDATE episodes SET status = ?, extractor = ?, error = ? WHERE id = ?",
                 (status, extractor, error, episode_id),
@@ -473,6 +590,7 @@ class SQLiteStore:
         if not works:
             return []
         with self._lock:
+            self._require_writable()
             conn = self.conn
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -485,7 +603,8 @@ class SQLiteStore:
                     plan = work(reader)
                     self._apply(conn, plan)
                     plans.append(plan)
-                deleted = any(p.delete_fact_ids or p.delete_entity_ids for p in plans)
+                purge = _purged_tables(plans)
+                deleted = bool(purge)
                 if deleted:
                     # Deleted rows invalidate every process's cached vector matrix.
                     conn.execute(
@@ -493,6 +612,7 @@ class SQLiteStore:
                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                         (make_id("epoch", str(utcnow()), str(os.getpid())),),
                     )
+                    _purge_fts(conn, purge)
                 conn.execute("COMMIT")
                 self._write_count += 1
             except sqlite3.DatabaseError as exc:
@@ -504,7 +624,33 @@ class SQLiteStore:
                 raise
             if deleted:
                 self._vectors.clear()
+                self._truncate_wal()
             return plans
+
+    def _truncate_wal(self) -> None:
+        """Copy the WAL into the database and truncate it to 0 bytes after a deletion: the WAL
+        keeps every page image written since the last checkpoint, forgotten text included. A
+        reader of another connection that holds an older snapshot makes this wait (busy
+        timeout) and, past it, leave the WAL to the next checkpoint."""
+        if self.path == ":memory:":
+            return
+        conn = self.conn
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {_CHECKPOINT_WAIT_MS}")
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            busy, why = 1, str(exc)
+        else:
+            why = "another connection is reading an older snapshot"
+        finally:
+            conn.execute("PRAGMA busy_timeout = 60000")
+        if busy:
+            # The next checkpoint (at the latest, the last connection's close) copies it over.
+            _log.warning(
+                "forget: %s still holds the deleted rows' old pages in its WAL (%s)",
+                self.path,
+                why,
+            )
 
     def _apply(self, conn: sqlite3.Connection, plan: WritePlan) -> None:
         # Deletions first (forget), then inserts and updates.
@@ -722,9 +868,8 @@ class SQLiteStore:
             (group_id, start),
         )
         while batch := cursor.fetchmany(20_000):
-            cache.append(
-                [(r[0], r[1], r[2]) for r in batch if r[2] is not None and len(r[2]) == dim * 4]
-            )
+            # Blobs of any format (``_vectors``); another dimension's are skipped there.
+            cache.append([(r[0], r[1], r[2]) for r in batch if r[2] is not None])
             cache.high_rowid = max(cache.high_rowid, batch[-1][0])
         cache.seen = seen
         self._evict_vectors(key)
@@ -1520,6 +1665,39 @@ class _Reader:
             out.extend(r[0] for r in rows)
         return out
 
+    def speaker_episode_ids(self, group_id: str, speaker_keys: Sequence[str]) -> list[str]:
+        from .._ids import entity_key
+
+        keys = set(speaker_keys)
+        rows = self.conn.execute(
+            "SELECT id, coalesce(json_extract(metadata, '$.speaker'), "
+            "json_extract(metadata, '$.name')) FROM episodes INDEXED BY episodes_group "
+            "WHERE group_id = ? ORDER BY rowid",
+            (group_id,),
+        )
+        match: dict[str, bool] = {}  # a group has few speakers and many turns
+        out: list[str] = []
+        for eid, who in rows:
+            if isinstance(who, str):
+                if who not in match:
+                    match[who] = entity_key(who) in keys
+                if match[who]:
+                    out.append(eid)
+        return out
+
+    def subject_episode_ids(self, group_id: str, entity_ids: Sequence[str]) -> list[str]:
+        out: dict[str, None] = {}
+        for chunk in _chunks(list(entity_ids)):
+            marks = _marks(len(chunk))
+            for table in ("fact_episodes", "fact_endings"):
+                rows = self.conn.execute(
+                    f"SELECT DISTINCT c.episode_id FROM facts f JOIN {table} c "
+                    f"ON c.fact_id = f.id WHERE f.group_id = ? AND f.subject_id IN ({marks})",
+                    (group_id, *chunk),
+                ).fetchall()
+                out.update((r[0], None) for r in rows)
+        return list(out)
+
 
 # ---------------------------------------------------------------------- row conversion
 def _split_sql(script: str) -> list[str]:
@@ -1535,6 +1713,31 @@ def _split_sql(script: str) -> list[str]:
     if buffer.strip():
         statements.append(buffer.strip())
     return statements
+
+
+def _purged_tables(plans: Sequence[WritePlan]) -> list[str]:
+    """The content tables whose rows these plans delete (a forget): their full-text indexes
+    still hold the deleted text until they are merged."""
+    tables: list[str] = []
+    if any(p.delete_fact_ids for p in plans):
+        tables.append("facts")
+    if any(p.delete_entity_ids or p.prune_entity_ids for p in plans):
+        tables.append("entities")
+    if any(p.delete_episode_ids for p in plans):
+        tables.append("episodes")
+    return tables
+
+
+def _purge_fts(conn: sqlite3.Connection, tables: Sequence[str]) -> None:
+    """Merge each full-text index into one segment, inside the deleting transaction.
+
+    An FTS5 'delete' only appends a tombstone (holding the deleted row's terms) in a new
+    segment; the terms stay in the old segment until a merge drops them. 'optimize' merges
+    every segment, and ``secure_delete`` zeroes the pages and cells the old ones leave. Its
+    cost grows with the index (the whole index is rewritten), not with what was deleted.
+    """
+    for table in tables:
+        conn.execute(f"INSERT INTO {table}_fts({table}_fts) VALUES ('optimize')")
 
 
 def _delete_entities(conn: sqlite3.Connection, ids: Sequence[str]) -> None:

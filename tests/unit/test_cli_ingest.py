@@ -69,7 +69,9 @@ def test_ingest_prints_a_summary(run: Cli, tmp_path: Path) -> None:
     assert lines[0].startswith("12 episodes from 1 file(s) in ")
     assert lines[0].endswith(": 12 new, 0 already present")
     assert lines[1].startswith("facts: ") and "superseded" in lines[1]
-    assert lines[2] == "LLM: 0 calls, 0 tokens (0 prompt + 0 completion)"
+    assert lines[2] == (
+        "LLM: 0 calls (0 retried, 0 repairs, 0 failed), 0 tokens (0 prompt + 0 completion)"
+    )
 
 
 def test_ingest_json_summary_and_reingest_adds_nothing(run: Cli, tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ import pytest
 import graphmem.store.sqlite as sqlite_store
 from graphmem import GraphMemory, HashEmbedder, InputError
 from graphmem.store._sqlite_schema import MIGRATIONS
+from graphmem.store._vectors import quantize
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -172,9 +173,10 @@ def test_vectors_return_only_the_groups_rows(crowded: Crowded, kind: str) -> Non
     their_hits = search(THEIRS, vector, 2000)
     assert len(their_hits) == len(theirs) and {i for i, _ in their_hits} == set(theirs)
 
-    # The group's own rows, scored by brute force over the texts they were embedded from.
+    # The group's own rows, scored by brute force over the texts they were embedded from, as
+    # stored (int8 at rest: ``quantize``).
     ids = list(mine)
-    sims = mem.embedder.embed([mine[i] for i in ids]) @ vector
+    sims = np.vstack([quantize(v) for v in mem.embedder.embed([mine[i] for i in ids])]) @ vector
     truth = dict(zip(ids, (float(s) for s in sims), strict=True))
     want = sorted(truth.values(), reverse=True)
     assert want[0] < their_hits[999][1]  # a thousand of theirs are closer than our best

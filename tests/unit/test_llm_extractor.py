@@ -293,7 +293,8 @@ def test_429_retry_after_is_honoured(
     assert first.responded_at is not None
     gap = second.received_at - first.responded_at
     assert gap >= 0.95, f"retried after {gap:.3f}s, before Retry-After: 1"
-    assert result.status == "extracted" and result.llm_calls == 1
+    # Every request the server saw is counted; one of them was retried.
+    assert result.status == "extracted" and result.llm_calls == 2 and result.llm_retries == 1
     assert places(mem) == [("Paris", True)]
 
 
@@ -304,7 +305,7 @@ def test_5xx_is_retried(
     fake_openai.inject(server_error(status))
     result = mem.add_episode("Alice lives in Paris.", reference_time=when(1))
     assert [c.status for c in chat_calls(fake_openai)] == [status, 200]
-    assert result.status == "extracted" and result.llm_calls == 1
+    assert result.status == "extracted" and result.llm_calls == 2 and result.llm_retries == 1
     assert places(mem) == [("Paris", True)]
 
 
@@ -374,6 +375,7 @@ def test_bad_output_gets_one_repair_call(
     assert first.fault == fault.kind and second.fault is None
     assert result.status == "extracted"
     assert result.llm_calls == 2, "the repair call is counted"
+    assert result.llm_repairs == 1 and result.llm_retries == 0
     assert places(mem) == [("Paris", True)]
     repair = second.body["messages"]
     assert repair[-2]["role"] == "assistant"
@@ -393,6 +395,8 @@ def test_invalid_twice_fails_and_reprocess_completes(
     assert result.status == "failed"
     assert "after one repair call" in (result.error or "")
     assert len(chat_calls(fake_openai)) == 2
+    assert (result.llm_calls, result.llm_repairs) == (2, 1), "a failed episode's calls count"
+    assert result.prompt_tokens > 0
     assert_failed_and_intact(mem, result.episode_id, "Alice lives in Paris.")
 
     (again,) = mem.reprocess()
@@ -436,7 +440,8 @@ def test_server_rejecting_json_schema_falls_back_to_json_object_once(
         "json_object",
         "json_object",  # remembered for the extractor
     ]
-    assert (r1.llm_calls, r2.llm_calls) == (1, 1)
+    # The rejected request counts (the server saw it); the mode switch sticks for r2.
+    assert (r1.llm_calls, r1.llm_retries, r2.llm_calls) == (2, 1, 1)
     assert places(mem) == [("Paris", False), ("Berlin", True)]
 
 
@@ -690,7 +695,7 @@ def test_retry_after_is_capped_and_holds_the_shared_limiter(
         status="pending",
     )
     got = extractor.extract(episode, ExtractionContext("user", PredicateRegistry()))
-    assert got.llm_calls == 1 and got.facts[0].object == "Paris"
+    assert got.llm_calls == 2 and got.llm_retries == 1 and got.facts[0].object == "Paris"
     assert held == [0.2]
     assert len(slept) == 1 and 0.2 <= slept[0] <= 0.25
     assert json.loads(json.dumps(extractor.usage))["llm_calls"] == 1

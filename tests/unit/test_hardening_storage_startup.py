@@ -1,0 +1,73 @@
+"""Startup cost (issue 14, item 10): `import graphmem` and the command line load only what they
+need. Each check runs in a fresh interpreter and reads ``sys.modules``; no timings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import graphmem
+
+# Never needed to start: optional clients and the extractors' machinery.
+OPTIONAL = [
+    "neo4j",
+    "openai",
+    "langchain_core",
+    "tenacity",
+    "networkx",
+    "sentence_transformers",
+    "torch",
+    "mcp",
+    "graphmem.store.neo4j",
+    "graphmem.store._cypher",
+    "graphmem.extract.rules",
+    "graphmem.extract.llm",
+    "graphmem.integrations",
+]
+
+
+def loaded_after(code: str) -> set[str]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True
+    ).stdout
+    return set(json.loads(out.strip().splitlines()[-1]))
+
+
+def test_import_graphmem_loads_no_third_party_module() -> None:
+    loaded = loaded_after("import graphmem")
+    heavy = ["numpy", "pydantic", "click", "sqlite3", "importlib.metadata", "graphmem._memory",
+             "graphmem._models", "graphmem.store", *OPTIONAL]
+    assert not [m for m in heavy if m in loaded]
+
+
+def test_graphmem_names_resolve_on_first_use() -> None:
+    loaded = loaded_after(
+        "import graphmem\nassert graphmem.InputError.__module__ == 'graphmem._errors'"
+    )
+    assert "graphmem._errors" in loaded and "numpy" not in loaded
+    assert graphmem.GraphMemory.__name__ == "GraphMemory"
+    assert isinstance(graphmem.__version__, str) and graphmem.__version__
+    assert set(graphmem.__all__) <= set(dir(graphmem))
+    for name in graphmem.__all__:
+        assert getattr(graphmem, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = graphmem.nope  # type: ignore[attr-defined]
+    loaded = loaded_after("from graphmem import *")
+    assert "graphmem._memory" in loaded
+
+
+def test_command_line_loads_no_optional_client_nor_graphml_writer() -> None:
+    loaded = loaded_after("import graphmem.cli")
+    assert not [m for m in [*OPTIONAL, "xml.etree.ElementTree"] if m in loaded]
+
+
+def test_version_is_read_only_when_asked() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "graphmem.cli", "--version"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    assert out.strip() == f"graphmem, version {graphmem.__version__}"
