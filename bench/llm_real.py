@@ -527,7 +527,24 @@ def run_all(args: argparse.Namespace, base_url: str | None, model_id: str | None
         if kind == "locomo":
             report["bm25_same_turns"] = bm25_on(sample, turns[:done])
         if args.out:  # write as we go: a long run keeps what it finished
-            args.out.write_text(json.dumps(report, indent=2, default=str) + "\n")
+            partial = redact_locomo(json.loads(json.dumps(report, default=str)))
+            args.out.write_text(json.dumps(partial, indent=2) + "\n")
+    return report
+
+
+def redact_locomo(report: dict[str, Any]) -> dict[str, Any]:
+    """No LoCoMo text in a result file (CC BY-NC 4.0, not redistributed): ids and numbers only."""
+    for name, run in report.get("runs", {}).items():
+        if not name.startswith("locomo"):
+            continue
+        for row in run.get("episodes", []):
+            row.pop("content", None)
+            facts = row.pop("facts", [])
+            row["fact_predicates"] = [f["predicate"] for f in facts]
+        quality = run.get("quality") or {}
+        for item in quality.get("per_question", []):
+            for key in ("q", "answer", "top_facts"):
+                item.pop(key, None)
     return report
 
 
@@ -607,7 +624,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--episodes", default="0:", help="with --make-fixture: FIRST:LAST")
     parser.add_argument("--about", default="", help="with --make-fixture: what it shows")
-    parser.add_argument("--out", type=Path)
+    parser.add_argument("--out", type=Path, help="the result (LoCoMo text removed)")
+    parser.add_argument("--full-out", type=Path, help="the result with LoCoMo text (keep local)")
     args = parser.parse_args(argv)
     if args.make_fixture:
         if args.record is None:
@@ -709,6 +727,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(json.dumps(brief, indent=2))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
+        if args.full_out:  # everything, LoCoMo text included: keep it local
+            args.full_out.write_text(json.dumps(report, indent=2, default=str) + "\n")
+        report = redact_locomo(report)
         args.out.write_text(json.dumps(report, indent=2, default=str) + "\n")
 
 

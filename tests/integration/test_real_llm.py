@@ -23,11 +23,14 @@ thread; a call takes 10 s on an idle 2-core machine and 1–3 minutes on a loade
 takes 5–15 minutes.
 
 What it checks is what must hold for *any* instruct model behind the endpoint, not one model's
-answers: every episode ends ``extracted`` (never ``failed``), with one call (two with a repair),
-real token counts, and facts whose provenance points at the episode; the strict-schema path (the
-schema as a grammar) and a server that refuses ``json_schema`` with HTTP 400 (graphmem falls
-back to ``json_object``) both work. Answer quality is measured by ``bench/llm_real.py``, not
-asserted here beyond the one supersession that even the 1.5B model gets right.
+answers: one call per episode (two with a repair), real token counts, facts whose provenance points
+at their episode, and an episode that ends ``extracted`` or ``failed`` with its reason and input
+kept (a 1.5B model sometimes loops until the answer cap, twice); the strict-schema path (the
+schema as a grammar) and a server that refuses ``json_schema`` with HTTP 400 (graphmem falls back
+to ``json_object``) both work. Answers are capped at 640 tokens (``max_completion_tokens``; the
+default 4,096 lets a looping answer run for 10+ minutes on a CPU). Answer quality is measured by
+``bench/llm_real.py``, not asserted here beyond the supersession that even the 1.5B model gets
+right (Porto replaces Lisbon).
 """
 
 from __future__ import annotations
@@ -175,7 +178,12 @@ def _memory(path: Path, endpoint: Endpoint) -> GraphMemory:
         llm_max_retries=1,
         llm_concurrency=1,
     )
-    return GraphMemory(path, embedder=HashEmbedder(), settings=settings, extractor="llm")
+    # What extractor="llm" builds from these settings, with the answer capped: small models
+    # sometimes repeat an array until the limit, and the default (4,096 tokens, 8,192 for the
+    # repair) takes 10-40 minutes on a CPU. Settings has no field for it.
+    extractor = LLMExtractor.from_settings(settings)
+    extractor.max_completion_tokens = 640
+    return GraphMemory(path, embedder=HashEmbedder(), settings=settings, extractor=extractor)
 
 
 def _at(text: str) -> datetime:
@@ -211,19 +219,29 @@ def test_chat_turns_extract_with_one_call_each(endpoint: Endpoint, tmp_path: Pat
             assert result.prompt_tokens > 100 and result.completion_tokens > 5
         provenance = _provenance(mem)
         assert all(provenance.get(r.episode_id) for r in results), provenance
-        now = mem.recall("where does Maya live?", k=3)
-        assert now.facts and "Porto" in now.facts[0].statement
-        assert not any(f.object == "Lisbon" for f in mem.facts(entity="Maya") if f.object)
+        # The one claim even the 1.5B model gets right: Porto replaces Lisbon (lives_in or
+        # lives_at). Recall is not asserted: that model copies the episode as the statement
+        # ("Quick update: I moved to Porto last month."), see test_llm_replay_real.py.
+        places = {f.object: f for f in mem.facts(entity="Maya", include_history=True)}
+        assert "Porto" in places and "Lisbon" in places, places
+        assert places["Porto"].expired_at is None
+        assert places["Lisbon"].superseded_by == places["Porto"].id
 
 
-def test_locomo_style_turns_never_fail(endpoint: Endpoint, tmp_path: Path) -> None:
+def test_conversation_turns_end_extracted_or_failed_cleanly(
+    endpoint: Endpoint, tmp_path: Path
+) -> None:
+    """A real small model does not always produce a usable answer (the 1.5B model loops on
+    "Lost my job as a banker yesterday…" until the cap, twice). What must hold: no exception, at
+    most two calls, and an episode that is ``extracted`` or ``failed`` with its reason and its
+    input kept, nothing of it half-written."""
     turns = [
+        ("Jon", "Dancing is my stress relief. I'm going to open a dance studio."),
         (
             "Jon",
             "Lost my job as a banker yesterday, so I'm gonna take a shot at starting my "
             "own business.",
         ),
-        ("Jon", "Dancing is my stress relief. I'm going to open a dance studio."),
     ]
     with _memory(tmp_path / "l.db", endpoint) as mem:
         for speaker, text in turns:
@@ -234,9 +252,13 @@ def test_locomo_style_turns_never_fail(endpoint: Endpoint, tmp_path: Path) -> No
                 metadata={"speaker": speaker},
                 reference_time=_at("2023-01-20T16:04:00"),
             )
-            assert result.status == "extracted", result.error
-            assert result.llm_calls >= 1
-        assert mem.stats("conv")["facts"] >= 1
+            assert 1 <= result.llm_calls <= 2
+            assert result.status in ("extracted", "failed")
+            if result.status == "failed":
+                assert result.error and result.llm_calls == 2
+                assert not _provenance(mem).get(result.episode_id)
+        episodes = [r for r in mem.export(group_id="conv") if r.get("type") == "episode"]
+        assert [e["content"] for e in episodes] == [t for _, t in turns]
 
 
 def test_stock_server_rejects_json_schema_and_graphmem_falls_back(

@@ -194,24 +194,42 @@ def test_real_answers_replay_one_call_each_with_the_recorded_usage(
 def test_restated_known_facts_do_not_move_or_duplicate_them(
     replay_server: _ReplayServer, tmp_path: Path
 ) -> None:
-    """The 1.5B model repeats the prompt's known facts in every later episode, as ``relation:
+    """The 1.5B model repeats the prompt's known facts in later episodes, as ``relation:
     "new"`` with ``fact_id: "F1"`` and ``valid_from`` = that episode's time (09:13:40 for a fact
-    stated at 09:12:00). Memory must keep one fact each, with the first valid time."""
+    stated at 09:12:00). Memory must keep one fact each, with the first valid time, and follow
+    Maya's moves (Lisbon -> Porto, Atlas Robotics -> Tidewater Labs, coffee -> tea)."""
     replay = Replay(replay_server, load(MAYA))
     with memory(tmp_path, replay_server) as mem:
         results = replay.ingest(mem)
-        assert [r.facts_added for r in results] == [1, 0, 1, 1]
-        current = {(f.predicate, f.object): f for f in mem.facts(entity="Maya")}
-        assert set(current) == {
-            ("lives_at", "Lisbon"),
-            ("works_at", "Atlas Robotics"),
-            ("prefers", "coffee"),
+        assert [r.facts_added for r in results[:4]] == [1, 0, 1, 1]
+        history = [f for f in mem.facts(include_history=True) if f.subject == "Maya"]
+        keys = [(f.predicate, f.object) for f in history]
+        assert len(keys) == len(set(keys)), keys
+        first = {(f.predicate, f.object): f for f in history}
+        assert first["lives_at", "Lisbon"].valid_from == parse_datetime("2024-01-08T09:12:00Z")
+        current = {(f.predicate, f.object) for f in mem.facts(entity="Maya")}
+        assert current == {
+            ("lives_at", "Porto"),
+            ("prefers", "Tea"),
+            ("works_at", "Tidewater Labs"),
         }
-        assert current["lives_at", "Lisbon"].valid_from == parse_datetime("2024-01-08T09:12:00Z")
-        assert current["works_at", "Atlas Robotics"].valid_from == parse_datetime(
-            "2024-01-08T09:13:10Z"
-        )
-        assert all(f.superseded_by is None for f in mem.facts(include_history=True))
+        lisbon = first["lives_at", "Lisbon"]
+        assert lisbon.superseded_by == first["lives_at", "Porto"].id
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 13 item 4: the 1.5B model copies the episode as the fact's statement ('Quick "
+    "update: I moved to Porto last month.'), and recall's word-coverage gate then drops the "
+    "fact for 'where does Maya live?' (the rules extractor writes 'Maya lives in Porto.')",
+)
+def test_where_does_maya_live_finds_porto(replay_server: _ReplayServer, tmp_path: Path) -> None:
+    replay = Replay(replay_server, load(MAYA))
+    with memory(tmp_path, replay_server) as mem:
+        replay.ingest(mem)
+        assert any(f.object == "Porto" for f in mem.facts(entity="Maya"))  # it is stored
+        facts = mem.recall("where does Maya live?", k=3).facts
+        assert facts and "Porto" in facts[0].statement
 
 
 @pytest.mark.xfail(
