@@ -7,7 +7,8 @@ Each command runs ``--runs`` times as a fresh process (``python -m graphmem.cli 
 ``graphmem`` console script runs) against a store made by the same code from ``examples/data``
 (``graphmem init`` + ``graphmem ingest``); the figure is the process's user + system CPU time
 (``os.wait4``), median and minimum over the runs, beside the wall time. Commands: ``recall
-"where does Maya live?"``, ``facts --entity Maya``, ``--help``.
+"where does Maya live?"``, ``facts --entity Maya``, ``--help``, and ``import graphmem`` alone
+(what a library user or an integration pays before its first call).
 
 Trees: ``after`` is a copy of this working tree's package, ``before`` is ``git archive
 --baseline`` unpacked, both in a temporary folder without any ``__pycache__`` (nothing in the
@@ -52,10 +53,17 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMANDS: dict[str, list[str]] = {
-    "recall": ["recall", "where does Maya live?"],
-    "facts": ["facts", "--entity", "Maya"],
-    "help": ["--help"],
+COMMANDS: dict[str, list[str]] = {  # python's arguments
+    "recall": ["-m", "graphmem.cli", "recall", "where does Maya live?"],
+    "facts": ["-m", "graphmem.cli", "facts", "--entity", "Maya"],
+    "help": ["-m", "graphmem.cli", "--help"],
+    "import": ["-c", "import graphmem"],
+}
+LABELS = {
+    "recall": 'graphmem recall "where does Maya live?"',
+    "facts": "graphmem facts --entity Maya",
+    "help": "graphmem --help",
+    "import": "python -c 'import graphmem'",
 }
 FLOOR = (
     "import numpy, click, sqlite3\n"
@@ -142,15 +150,19 @@ def instructions(argv: Sequence[str], env: dict[str, str], cwd: Path) -> int | N
     return int(found.group(1)) if found else None
 
 
-def modules(argv: Sequence[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
-    """What the command imports: graphmem modules, and which of the heavy packages."""
+def modules(args: Sequence[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    """What a command imports: graphmem modules, and which of the heavy packages."""
+    if args[0] == "-c":
+        run = f"exec({args[1]!r})\n"
+    else:
+        run = f"sys.argv = ['graphmem', *{list(args[2:])!r}]\n" + (
+            "runpy.run_module('graphmem.cli', run_name='__main__')\n"
+        )
     code = (
         "import runpy, sys, json, atexit\n"
         "def report():\n"
         "    sys.__stderr__.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')\n"
-        "atexit.register(report)\n"
-        f"sys.argv = ['graphmem', *{list(argv)!r}]\n"
-        "runpy.run_module('graphmem.cli', run_name='__main__')\n"
+        "atexit.register(report)\n" + run
     )
     err = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True
@@ -184,7 +196,7 @@ def bench_tree(
         env = environ(tree, store, mode, warm_cache)
         entry: dict[str, Any] = {"load_avg_before": _load()}
         for command, args in COMMANDS.items():
-            argv = [sys.executable, "-m", "graphmem.cli", *args]
+            argv = [sys.executable, *args]
             run_once(argv, env, folder)  # writes the bytecode cache in bytecode mode
             entry[command] = measure(argv, env, folder, runs)
             if count_instructions:
@@ -215,21 +227,24 @@ def references(folder: Path, runs: int, count_instructions: bool) -> dict[str, A
 def markdown(report: dict[str, Any]) -> str:
     before, after = report["trees"]["before"]["modes"], report["trees"]["after"]["modes"]
     lines = [
-        "| command | before: CPU s (median / min) | after | after, no bytecode cache "
-        "(before) | instructions before → after |",
+        "| command | CPU s before (median / min) | after | instructions before → after "
+        "| no bytecode cache: CPU s before → after (instructions) |",
         "|---|---|---|---|---|",
     ]
     for command in COMMANDS:
         b, a = before["bytecode"][command], after["bytecode"][command]
         bs, as_ = before["source"][command], after["source"][command]
-        ins = (
-            f"{b['instructions_millions']:,}M → {a['instructions_millions']:,}M"
-            if "instructions_millions" in a else "–"
-        )
+        counted = "instructions_millions" in a
+        ins = "–"
+        if counted:
+            ins = f"{b['instructions_millions']:,}M → {a['instructions_millions']:,}M"
+        source = f"{bs['cpu_s_median']:.2f} → {as_['cpu_s_median']:.2f}"
+        if counted:
+            source += f" ({bs['instructions_millions']:,}M → {as_['instructions_millions']:,}M)"
         lines.append(
-            f"| `graphmem {' '.join(COMMANDS[command])}` | {b['cpu_s_median']:.2f} / "
-            f"{b['cpu_s_min']:.2f} | **{a['cpu_s_median']:.2f}** / {a['cpu_s_min']:.2f} | "
-            f"{as_['cpu_s_median']:.2f} ({bs['cpu_s_median']:.2f}) | {ins} |"
+            f"| `{LABELS[command]}` | {b['cpu_s_median']:.2f} / "
+            f"{b['cpu_s_min']:.2f} | {a['cpu_s_median']:.2f} / {a['cpu_s_min']:.2f} | {ins} | "
+            f"{source} |"
         )
     refs = report["references"]
     lines.append("")
