@@ -17,7 +17,8 @@ from __future__ import annotations
 import copy
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -34,7 +35,7 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from .._errors import GraphMemError
+from .._errors import BudgetExceededError, GraphMemError, LLMError
 from .._models import EpisodeRecord, ExtractedEntity, ExtractedFact, Extraction
 from .._prompts import Prompt
 from .._time import parse_datetime
@@ -49,6 +50,7 @@ __all__ = [
     "InvalidAnswer",
     "answer_json_schema",
     "build_messages",
+    "charged_to",
     "estimate_tokens",
     "parse_answer",
     "repair_message",
@@ -535,6 +537,16 @@ class Usage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
+
+
+@contextmanager
+def charged_to(usage: Usage) -> Iterator[None]:
+    """An episode that fails still reports what it spent: the error carries ``usage``."""
+    try:
+        yield
+    except (LLMError, BudgetExceededError) as exc:
+        exc.usage = usage.as_dict()
+        raise
 
 
 def to_extraction(

@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import Runnable
 from pydantic import ValidationError
 
-from .._errors import BudgetExceededError, GraphMemError, LLMError
+from .._errors import GraphMemError, LLMError
 from .._models import EpisodeRecord, Extraction
 from .._prompts import Prompt, load_prompt
 from ._base import ExtractionContext
@@ -31,6 +31,7 @@ from ._llm_answer import (
     InvalidAnswer,
     Usage,
     build_messages,
+    charged_to,
     estimate_tokens,
     parse_answer,
     repair_message,
@@ -122,11 +123,8 @@ class LangChainExtractor:
     def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
         messages, aliases = build_messages(self.prompt, episode, context, self.context_limits)
         usage = Usage()
-        try:
+        with charged_to(usage):  # failed episodes' calls are paid for too
             answer = self._answer_with_repair(episode, messages, usage)
-        except (LLMError, BudgetExceededError) as exc:
-            exc.usage = usage.as_dict()  # failed episodes' calls are paid for too
-            raise
         return to_extraction(answer, episode, context, aliases, usage)
 
     def _answer_with_repair(

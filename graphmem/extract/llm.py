@@ -39,7 +39,7 @@ import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from .._config import Settings
-from .._errors import BudgetExceededError, ConfigError, LLMError
+from .._errors import ConfigError, LLMError
 from .._models import EpisodeRecord, Extraction
 from .._prompts import Prompt, load_prompt
 from ._base import ExtractionContext
@@ -50,6 +50,7 @@ from ._llm_answer import (
     Usage,
     answer_json_schema,
     build_messages,
+    charged_to,
     estimate_tokens,
     parse_answer,
     repair_message,
@@ -231,11 +232,8 @@ class LLMExtractor:
     def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
         messages, aliases = build_messages(self.prompt, episode, context, self.context_limits)
         usage = Usage()
-        try:
+        with charged_to(usage):  # failed episodes' calls are paid for too
             answer = self._answer_with_repair(episode, messages, usage)
-        except (LLMError, BudgetExceededError) as exc:
-            exc.usage = usage.as_dict()  # failed episodes' calls are paid for too
-            raise
         return to_extraction(answer, episode, context, aliases, usage)
 
     def _answer_with_repair(
