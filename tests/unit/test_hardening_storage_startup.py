@@ -3,7 +3,9 @@ need. Each check runs in a fresh interpreter and reads ``sys.modules``; no timin
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import subprocess
 import sys
 
@@ -71,3 +73,13 @@ def test_version_is_read_only_when_asked() -> None:
         check=True, capture_output=True, text=True,
     ).stdout
     assert out.strip() == f"graphmem, version {graphmem.__version__}"
+
+
+def test_command_line_keeps_openblas_to_one_thread_unless_told() -> None:
+    probe = "import os, graphmem.cli\nprint(os.environ['OPENBLAS_NUM_THREADS'])"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    run = functools.partial(
+        subprocess.run, [sys.executable, "-c", probe], check=True, capture_output=True, text=True
+    )
+    assert run(env=env).stdout.strip() == "1"
+    assert run(env={**env, "OPENBLAS_NUM_THREADS": "2"}).stdout.strip() == "2"
