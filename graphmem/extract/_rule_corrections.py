@@ -61,6 +61,7 @@ def _contrast(text: str, st: _State) -> _Draft | None:
         return None
     return _resolve_contrast(np, old, new, st, allow_is=allow_is)
 
+
 def _resolve_contrast(
     np: str, old: str, new: str, st: _State, *, allow_is: bool
 ) -> _Draft | None:
@@ -137,6 +138,7 @@ def _resolve_contrast(
         return draft
     return None
 
+
 def _bare_correction(text: str, st: _State) -> _Draft | None:
     """ "Sorry, I meant Lyon" / "Correction: Lyon, not Paris" → correct the last fact."""
     body = _BARE_LEAD.sub("", _squash(text).strip(" .!"))
@@ -160,6 +162,7 @@ def _bare_correction(text: str, st: _State) -> _Draft | None:
     draft = _from_prior(prior, prior.target, new)
     draft.confidence = 0.8
     return draft
+
 
 def _lookup(
     st: _State, want: Callable[[_Prior], bool], *, latest_only: bool = False
@@ -191,6 +194,7 @@ def _lookup(
         if want(prior):
             return prior
     return None
+
 
 def _previous(st: _State) -> list[_Prior]:
     """Facts of ``context.previous`` (newest episode first, last fact first), computed once."""

@@ -343,6 +343,7 @@ def _with_corrections(
     return [_Draft(predicate=predicate, object=obj, object_type=otype, kind=kind,
                    subject_type=subject.type, **base)]
 
+
 def _list_drafts(
     rest: str, predicate: str, kind: str, subject: _Subject, base: dict[str, Any]
 ) -> list[_Draft]:

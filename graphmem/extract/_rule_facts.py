@@ -117,7 +117,6 @@ def _from_prior(prior: _Prior, old: str, new: str) -> _Draft:
                   subject_kind="np" if prior.subject[:1].islower() else "name")
 
 
-
 def _pair_never_always(drafts: list[_Draft], start: int) -> None:
     """ "I never lived in Paris, I've always lived in Lyon" → one correction."""
     window = drafts[start:]

@@ -33,6 +33,8 @@ class _Clause:
 
 # ----------------------------------------------------------------------------- no-fact filters
 
+# A sentence ends at . ! ? before a space/quote/end, or at a new line; the word before a "."
+# decides whether it was an abbreviation (``_ABBREV``) or an initial ("J. Smith").
 _SENT_END = re.compile(r"[.!?]+(?=[\s\"')\]]|$)|\n+")
 _LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 # Questions by their first words ("Do you …", "Where …") even without a "?".
@@ -71,17 +73,23 @@ _CONTRAST_TAIL = re.compile(
 
 # ----------------------------------------------------------------------------- clause splits
 
+# Candidate clause boundaries: punctuation (optionally with a conjunction) or a bare conjunction.
+# A boundary splits only when ``_CLAUSE_START`` matches after it, so "salt and pepper" and
+# "Osaka, Japan" stay whole.
 _SEP = re.compile(
     r"\s*(?:[,;](?=\s)|:(?=\s)|\s[-–—]{1,2}(?=\s))\s*(?:(?i:and|but|so|then|yet|plus|or|because|"
     r"since|while|whereas|although|though)\b\s*)?"
     r"|\s+(?i:and|but|so|then|yet|plus|because|since|while|whereas|although|though)\s+"
 )
+# A bare verb after a boundary starts a clause that inherits the subject ("and joined Globex").
 _CLAUSE_VERBS = (
     r"live|lives|living|moved|relocated|work|works|working|joined|started|left|quit|like|likes|"
     r"love|loves|enjoy|enjoys|adore|adores|hate|hates|dislike|dislikes|detest|prefer|prefers|"
     r"have|has|got|own|owns|use|uses|no\s+longer|don't|do\s+not|doesn't|never|used\s+to|"
     r"stopped|can't\s+stand|cannot\s+stand"
 )
+# What may start a new clause: a pronoun or "my", a capitalised name followed by a verb, or a
+# bare verb.
 _CLAUSE_START = re.compile(
     r"(?:(?i:also|now|then|actually|still|currently|recently|just|really|honestly|even)\s+)*"
     r"(?:(?P<pron>(?i:i|we)(?:'[a-z]+)?\b|(?i:my|our|he|she|they|it|it's|you|your|that|this|"

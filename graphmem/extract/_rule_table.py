@@ -9,7 +9,8 @@ Data, not behaviour. Three tables, each read in order by ``_rule_engine`` / ``_r
 - the correction shapes ("X was never A, it was always B", "Y, not X", "X, actually Y").
 
 Order matters in every table: the first entry that applies wins, so a more specific pattern
-("'d rather" → prefers) comes before a more general one ("like").
+comes before a more general one ("a pilot for Delta" → has_role + works_at before "a pilot" →
+is_a).
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def _t(body: str, form: str, predicate: str, subjects: frozenset[str], *, needs_
 # A (?P<past>…) group marks a simple past: "I lived in Paris" is not known to hold now, so it
 # gives a fact only with "have"/a negation ("I've lived", "I never lived").
 TRIGGERS: tuple[Trigger, ...] = (
-    # Before "like": "I'd rather X" would otherwise read as a modal and drop the clause.
+    # "I'd rather X" as one phrase, so that its "'d" is not read as a modal (which gives no fact).
     _t(r"(?:'d|would)\s+(?:much\s+)?(?:prefer|rather(?:\s+have)?)", "prefers", "prefers", _P),
     _t(r"(?:can't|cannot|can\s+not)\s+stand|hate|hates|dislike|dislikes|detest|"
        r"detests|loathe|loathes|(?P<past>hated|disliked|detested|loathed)", "list", "dislikes", _P),
@@ -145,7 +146,8 @@ TRIGGERS: tuple[Trigger, ...] = (
        "uses_version", _THIRD, needs_be=True),
     _t(r"(?:runs|uses|running|using)\s+(?:version\s+|v(?=\d))(?P<ver>v?\d[\w.+-]*)",
        "version", "uses_version", _THIRD),
-    # Last: "a/an" after "is" is the most general shape. "Rex is a bit shy" is no is_a.
+    # Last: "a/an" after "is" is the most general shape, tried after "a <role> at/for X".
+    # "Rex is a bit shy" is no is_a.
     _t(r"(?:a|an)", "thing", "is_a", frozenset({"name", "kin", "pet"}), needs_be=True,
        max_words=4, reject_first=frozenset({"bit", "little", "lot", "fan", "kind", "sort",
                                             "part", "couple", "few"})),
@@ -210,10 +212,12 @@ _INTRO = re.compile(
     r"(?i:i'm|i\s+am|im)\s+(?P<n>[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?)"
     r"(?:\s+(?i:here|from\s+.+))?\s*[.!,]*\s*$"
 )
+# "(you can) call me Jo": the whole clause, so "call me when you land" is no name.
 _CALL_ME = re.compile(
     r"(?i:(?:you\s+can\s+|please\s+|just\s+)?call\s+me)\s+"
     r"(?P<n>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s*[.!,]*\s*$"
 )
+# "my name is Sam (and …)": the name may start lowercase in chat ("my name is sam").
 _MY_NAME = re.compile(
     r"(?i:my\s+name(?:'s|\s+is)\s+(?:now\s+|actually\s+)?)"
     r"(?P<n>[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})\s*[.!,]*\s*(?:$|,|(?i:and|but)\b)"
@@ -232,21 +236,26 @@ _FAVORITE_REV = re.compile(
     r"(?P<t>(?i:[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,2}))"
     r"\s*[.!]*\s*$"
 )
+# "my email/phone/job title/employer/wife is X": the attribute noun names the predicate.
 _MY_ATTRIBUTE = re.compile(
     r"(?i:my)\s+(?P<attr>(?i:" + _alternation(_ATTRIBUTES) + r"))(?:'s|\s+is)\s+"
     r"(?P<neg>(?i:no\s+longer|not)\s+)?(?P<rest>.+)"
 )
+# "Osaka is where I live": the object comes first, so the grammar cannot read it.
 _WHERE_I_LIVE = re.compile(
     r"(?P<x>.+?)\s+(?i:is\s+where\s+(?:i|we)\s+(?:(?:now|currently|still)\s+)?live)\b"
 )
+# "my dog's name is Rex".
 _PET_NAME_IS = re.compile(
     r"(?i:my|our)\s+(?P<kind>(?i:" + _PETS + r"))(?:'s)?\s+(?i:name(?:'s|\s+is))\s+"
     r"(?P<n>[A-Z][a-z'-]+)\b"
 )
+# "I'm 34 (years old)", "I just turned 40": the whole clause, so "I'm 2 hours late" is no age.
 _AGE = re.compile(
     r"(?i:i'm|i\s+am|i\s+just\s+turned|i\s+turned|i've\s+just\s+turned)\s+(?P<n>\d{1,3})"
     r"(?i:\s+years?\s+old|\s+y/?o)?\s*[.!]*\s*$"
 )
+# The relation nouns of ``_RELATIONS``, longest first ("grandmother" before "mother").
 _REL = r"(?i:" + "|".join(sorted(_RELATIONS, key=len, reverse=True)) + r")"
 _REL_NAME = r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?"
 # "Ana is my sister", "Ana is my cousin, not my sister" (a correction of the relation).
@@ -310,6 +319,7 @@ _SELF_CORRECTION = re.compile(
     r"(?P<old>[^,]+?)\s*,?\s+(?i:actually|sorry|i\s+mean|i\s+meant|no\s+wait|wait)\s*,?\s+"
     r"(?P<new>.+)$"
 )
+# The same "not" shape ends a bare correction: "Correction: Lyon, not Paris".
 _NOT_SUFFIX = re.compile(
     r"(?P<new>[^,]+?)\s*,?\s+(?i:and\s+)?(?i:not)\s+(?i:in\s+|at\s+|to\s+|for\s+)?(?P<old>.+)$"
 )
@@ -323,7 +333,6 @@ _NEVER_ALWAYS = re.compile(
     r"(?:has\s+|have\s+)?always\s+(?:been\s+|was\s+|is\s+)?(?P<new>.+)$",
     re.I,
 )
-# Form B: "<np> is not <old>, it's <new>" / "not <old> but <new>"
 # Form B: "<np> is not <old>, it's <new>" / "not <old> but <new>"
 _NOT_BUT = re.compile(
     r"(?P<np>.*?)\s*(?:\b(?:was|were|is|are)\s+not\b|\b(?:isn't|wasn't|aren't|weren't)\b|"

@@ -18,6 +18,7 @@ _NUM = r"(?:\d{1,3}|a\s+couple(?:\s+of)?|a\s+few|several|an?|one|two|three|four|
        r"eight|nine|ten|eleven|twelve)"
 _MONTH_RX = _alternation(_MONTHS)
 _WEEKDAY_RX = _alternation(_WEEKDAYS)
+# One alternation, one named group per kind of phrase: ``_resolve_time`` reads which matched.
 _TIME = re.compile(
     r"\b(?:(?P<yesterday>(?:just\s+)?yesterday|last\s+night)"
     r"|(?:over\s+)?(?:the\s+)?(?:last|past)\s+(?P<last_unit>week|month|year)"
