@@ -1,0 +1,62 @@
+"""Opening a memory's store: migrations, then the embedder checked against the store's record.
+
+A store records the embedder (name and dimension) its vectors were made with; a memory that
+asks for another one must fail before it writes vectors nobody can compare.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ._embed import Embedder, embedder_mismatch, resolve_embedder
+from ._errors import SchemaError
+from .store import GraphStore
+
+__all__ = ["open_checked", "probe_dim", "store_embedder"]
+
+
+def open_checked(
+    store: GraphStore, requested: Embedder | str | None, *, auto_migrate: bool
+) -> tuple[Embedder, int]:
+    """Connect, apply migrations (``auto_migrate``), refuse a store that still needs some,
+    and resolve the embedder: it and its dimension."""
+    store.connect()
+    if auto_migrate:
+        store.migrate()
+    pending = [m for m in store.migration_status() if m.applied_at is None]
+    if pending:
+        raise SchemaError(
+            f"{store.url} needs migrations {[m.version for m in pending]}; "
+            "run `graphmem db migrate`"
+        )
+    return store_embedder(store, requested)
+
+
+def store_embedder(store: GraphStore, requested: Embedder | str | None) -> tuple[Embedder, int]:
+    """Resolve the embedder against the store's record: nothing asked for (no ``embedder=``,
+    no ``GRAPHMEM_EMBEDDER``) means the store's own; a request it disagrees with is an
+    ``EmbeddingMismatchError`` naming both and the fix. A new store records the embedder it
+    is given (the hashed n-grams by default)."""
+    raw = store.get_meta("embedder")
+    recorded: tuple[str, int] | None = None
+    if raw is not None:
+        try:
+            info = json.loads(raw)
+            recorded = (str(info["name"]), int(info["dim"]))
+        except (ValueError, KeyError, TypeError):
+            raise SchemaError(
+                f"{store.url}: its recorded embedder is unreadable ({raw[:80]!r})"
+            ) from None
+    embedder = resolve_embedder(requested, recorded, store=store.url)
+    dim = embedder.dim or probe_dim(embedder)
+    if recorded is None:
+        store.set_meta("embedder", json.dumps({"name": embedder.name, "dim": dim}))
+    elif (embedder.name, dim) != recorded:
+        asked = f"embedder={type(embedder).__name__}"
+        raise embedder_mismatch(store.url, recorded, asked, embedder.name, dim)
+    return embedder, dim
+
+
+def probe_dim(embedder: Embedder) -> int:
+    """The dimension of an embedder that does not declare one (one embedding call)."""
+    return int(embedder.embed(["dimension probe"]).shape[1])
