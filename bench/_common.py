@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import resource
 import time
@@ -9,6 +10,7 @@ import zlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -77,6 +79,20 @@ def robot_records(n: int, start: int = 0) -> list[dict[str, object]]:
             }
         )
     return out
+
+
+def package_signature() -> str:
+    """A hash of every module of the installed ``graphmem`` package: the key under which a bench
+    caches what it ingested (the ingest path spans many small modules; a hand-kept list of them
+    goes stale when one is split)."""
+    import graphmem
+
+    package = Path(graphmem.__file__).parent
+    h = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        h.update(str(path.relative_to(package)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def percentiles(samples: Sequence[float]) -> dict[str, float]:

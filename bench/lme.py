@@ -53,7 +53,7 @@ import numpy as np
 from locomo import _TOKEN, BM25, make_embedder, rrf
 from locomo import CONFIGS as LOCOMO_CONFIGS
 
-import graphmem
+from bench._common import package_signature
 from graphmem import GraphMemory
 from graphmem._embed import Embedder
 from graphmem._retrieve import RetrievalConfig
@@ -162,21 +162,7 @@ def _signature(data: Path, embedder: Embedder, limit: int | None) -> str:
     h = hashlib.sha256()
     h.update(data.read_bytes())
     h.update(f"{embedder.name}|{embedder.dim}|{limit}".encode())
-    package = Path(graphmem.__file__).parent
-    # What writes the SQLite store (the retriever, the other store and the surfaces do not).
-    for rel in (
-        "extract/rules.py",
-        "_ingest.py",
-        "_reconcile.py",
-        "_resolve.py",
-        "_memory.py",
-        "_embed.py",
-        "store/sqlite.py",
-        "store/_sqlite_schema.py",
-        "_predicates.py",
-    ):
-        if (package / rel).exists():
-            h.update((package / rel).read_bytes())
+    h.update(package_signature().encode())
     return h.hexdigest()[:16]
 
 

@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
-import graphmem
+from bench._common import package_signature
 from graphmem import GraphMemory
 from graphmem._embed import Embedder, HashEmbedder
 from graphmem._retrieve import RetrievalConfig
@@ -231,21 +231,7 @@ def _signature(data: Path, captions: bool, embedder: Embedder, extractor: str) -
     h = hashlib.sha256()
     h.update(data.read_bytes())
     h.update(f"{captions}|{embedder.name}|{embedder.dim}|{extractor}".encode())
-    package = Path(graphmem.__file__).parent
-    for rel in (
-        "extract/rules.py",
-        "_ingest.py",
-        "_reconcile.py",
-        "_resolve.py",
-        "_memory.py",
-        "store/sqlite.py",
-        "store/_sqlite_schema.py",
-        "_predicates.py",
-        "_embed.py",
-    ):
-        path = package / rel
-        if path.exists():
-            h.update(path.read_bytes())
+    h.update(package_signature().encode())
     return h.hexdigest()[:16]
 
 
