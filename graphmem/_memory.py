@@ -13,18 +13,16 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import _reads
 from ._args import check_group, check_text
 from ._config import Settings
 from ._connect import open_checked
 from ._embed import Embedder, check_embedder, embedder_name
-from ._episode_input import bulk_rows, episode_row, fact_episode, line_up
 from ._errors import ConfigError, InputError
-from ._experience import ExperienceRecall, ExperienceWeights, Outcome, experience_record
-from ._forget_request import forget as _forget
 from ._models import (
+    USAGE_FIELDS,
     EpisodeRecord,
     Experience,
     FactRecord,
@@ -33,13 +31,18 @@ from ._models import (
     RecallResult,
     Scalar,
 )
-from ._pipeline import USAGE_FIELDS, FixedExtraction, Ingestor
 from ._predicates import Predicate, PredicateRegistry
 from ._retrieve import RetrievalConfig, Retriever
 from ._time import record_ms, utcnow
-from .extract import Extractor, get_extractor
 from .store import GraphStore, TimeView, open_store
 from .store._base import EpisodeRow
+
+if TYPE_CHECKING:
+    from ._experience import ExperienceRecall, ExperienceWeights, Outcome
+    from .extract import Extractor
+
+# The write, forget and experience stages are imported where they are first used: a process
+# that only recalls (``graphmem recall``) does not pay for loading them.
 
 __all__ = ["GraphMemory"]
 
@@ -158,6 +161,8 @@ class GraphMemory:
         extractor: str | Extractor | None = None,
     ) -> IngestResult:
         """Store an episode (first, before any extraction), extract facts and reconcile them."""
+        from ._episode_input import episode_row
+
         row = episode_row(content, group_id, source, kind, reference_time, metadata)
         return self._ingest(row, extractor)
 
@@ -179,6 +184,8 @@ class GraphMemory:
         an item naming another group is invalid (under the same ``on_invalid`` rule). ``None``
         (the default): each item's own ``group_id``, else ``"default"``.
         """
+        from ._episode_input import bulk_rows, line_up
+
         rows, invalid = bulk_rows(
             items, on_invalid=on_invalid, group_id=group_id, extractor=self._extractor
         )
@@ -210,6 +217,9 @@ class GraphMemory:
         record sent again with the same ``occurred_at`` is stored once. Bad input raises
         ``InputError`` naming the argument, before anything is stored.
         """
+        from ._episode_input import episode_row
+        from ._experience import experience_record
+
         content, metadata = experience_record(
             task,
             state=state,
@@ -250,6 +260,8 @@ class GraphMemory:
         ``as_of``: only attempts that had happened by then. No model is called unless the
         weights give embedding similarity a share.
         """
+        from ._experience import ExperienceRecall, ExperienceWeights
+
         if weights is not None and not isinstance(weights, ExperienceWeights):
             raise InputError(f"weights must be ExperienceWeights, got {type(weights).__name__}")
         if self._experiences is None:
@@ -284,6 +296,9 @@ class GraphMemory:
         replaces: str | None = None,
     ) -> IngestResult:
         """Write one fact directly (no extractor) through the same resolver and reconciler."""
+        from ._episode_input import fact_episode
+        from ._pipeline import FixedExtraction
+
         row, extraction = fact_episode(
             subject,
             predicate,
@@ -313,6 +328,8 @@ class GraphMemory:
     def _extractor(self, choice: str | Extractor | None, kind: str) -> Extractor:
         """The extractor for an episode kind: the one given, else the memory's default; named
         ones are made once per memory (per name and kind family) and reused."""
+        from .extract import get_extractor
+
         choice = choice if choice is not None else self.default_extractor
         if not isinstance(choice, str):
             if not callable(getattr(choice, "extract", None)):
@@ -338,6 +355,8 @@ class GraphMemory:
         existing: bool = False,
     ) -> list[IngestResult]:
         """The ingest run (``_pipeline``) over this memory's store, extractors and embedder."""
+        from ._pipeline import Ingestor
+
         store = self._ready()
         run = Ingestor(
             store=store,
@@ -428,7 +447,9 @@ class GraphMemory:
         On SQLite the deleted text leaves the file: the full-text indexes touched are merged
         ('optimize', a cost that grows with the index) and the WAL is truncated.
         """
-        return _forget(
+        from ._forget_request import forget
+
+        return forget(
             self._ready,
             self.predicates,
             record_ms,

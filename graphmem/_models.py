@@ -234,6 +234,20 @@ def _span(start: datetime, end: datetime | None) -> str:
     return f"{left} → {right}"
 
 
+# What an LLM extraction costs, summed per memory (``stats()["llm_usage"]``) and reported on
+# each ``IngestResult``.
+USAGE_FIELDS = frozenset(
+    {
+        "llm_calls",
+        "llm_retries",
+        "llm_repairs",
+        "llm_failed_calls",
+        "prompt_tokens",
+        "completion_tokens",
+    }
+)
+
+
 class IngestResult(_Model):
     episode_id: str
     status: str

@@ -20,7 +20,7 @@ from ._errors import GraphMemError, InputError, StoreError
 from ._experience import parse_experience, text_view
 from ._ids import entity_key
 from ._ingest import PreparedFact, build_plan, prepare_facts
-from ._models import EpisodeRecord, Extraction, FactRecord, IngestResult
+from ._models import USAGE_FIELDS, EpisodeRecord, Extraction, FactRecord, IngestResult
 from ._predicates import PredicateRegistry
 from ._reads import time_view
 from ._resolve import EntityRequest
@@ -36,17 +36,6 @@ log = logging.getLogger("graphmem")
 # Characters of an episode's content that its embedding reads (models read fewer tokens anyway).
 _EMBED_CHARS = 2000
 _ROLE_SPEAKERS = {"user": None, "human": None, "assistant": "assistant", "ai": "assistant"}
-# What an LLM extraction costs, summed per memory (``stats()["llm_usage"]``).
-USAGE_FIELDS = frozenset(
-    {
-        "llm_calls",
-        "llm_retries",
-        "llm_repairs",
-        "llm_failed_calls",
-        "prompt_tokens",
-        "completion_tokens",
-    }
-)
 ResolveExtractor = Callable[[str | Extractor | None, str], Extractor]
 
 
