@@ -38,6 +38,8 @@ from .store import GraphStore, TimeView, open_store
 from .store._base import EpisodeRow
 
 if TYPE_CHECKING:
+    import networkx as nx  # only GraphMemory.to_networkx's return type
+
     from ._experience import ExperienceRecall, ExperienceWeights, Outcome
     from .extract import Extractor
 
@@ -504,3 +506,22 @@ class GraphMemory:
         store = self._ready()
         validate_export(rows, store, dim=self._embedding_dim, lines=lines, source=source)
         return store.import_rows(rows)
+
+    def to_networkx(
+        self,
+        *,
+        group_id: str | None = "default",
+        as_of: datetime | None = None,
+        include_history: bool = False,
+    ) -> nx.MultiDiGraph[str]:
+        """The group's graph as a ``networkx.MultiDiGraph`` (``group_id=None``: every group):
+        entities, facts and episodes, with SUBJECT_OF/OBJECT, FROM_EPISODE, SUPERSEDES and
+        CONTRADICTS links. Facts current now (or valid at ``as_of``), or with
+        ``include_history=True`` every fact. Needs ``pip install 'graphmem[networkx]'``;
+        attributes and edges: ``graphmem._graph_view``."""
+        from ._graph_view import to_networkx
+
+        return to_networkx(
+            self, group_id=group_id, as_of=as_of, include_history=include_history
+        )
+

@@ -1,4 +1,4 @@
-"""Prompt files: loaded by name from ``graphmem/prompts/``, versioned, rendered strictly.
+"""Prompt files: loaded by name from the top-level ``prompts/``, versioned, rendered strictly.
 
 A prompt file is a small header followed by one section per chat message::
 
@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 from ._errors import ConfigError
+from ._resources import data_dir
 
 __all__ = ["Prompt", "load_prompt", "parse_prompt"]
 
@@ -126,12 +126,13 @@ def parse_prompt(source: str, *, origin: str = "<string>") -> Prompt:
 
 @lru_cache(maxsize=32)
 def load_prompt(name: str) -> Prompt:
-    """The prompt ``graphmem/prompts/<name>.prompt``, parsed and checked (cached)."""
+    """The prompt ``prompts/<name>.prompt`` (``graphmem/prompts/`` in a wheel), parsed and
+    checked (cached)."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise ConfigError(f"bad prompt name {name!r}")
-    resource = resources.files("graphmem.prompts").joinpath(f"{name}.prompt")
+    resource = data_dir("prompts").joinpath(f"{name}.prompt")
     if not resource.is_file():
-        raise ConfigError(f"no prompt named {name!r} in graphmem/prompts")
+        raise ConfigError(f"no prompt named {name!r} in prompts/")
     prompt = parse_prompt(resource.read_text(encoding="utf-8"), origin=f"{name}.prompt")
     if prompt.name != name:
         raise ConfigError(f"{name}.prompt declares name {prompt.name!r}")

@@ -1,17 +1,19 @@
 """The Cypher query registry: every query the Neo4j store sends is a named file in ``cypher/``.
 
-Names are paths under ``graphmem/cypher/`` without the ``.cypher`` suffix (``facts/records``).
-Files are read once with ``importlib.resources`` (so they work from a wheel or a zip) and
-cached. A file holds one statement; schema/migration files may hold several, separated by a
-line that holds only ``// ---`` (the convention ``tools/cypher-lint`` checks).
+Names are paths under the repository's top-level ``cypher/`` without the ``.cypher`` suffix
+(``facts/records``). A wheel ships that folder as ``graphmem/cypher``; ``graphmem._resources``
+finds whichever copy this install has (``importlib.resources``, so a zip works too). Files are
+read once and cached. A file holds one statement; schema/migration files may hold several,
+separated by a line that holds only ``// ---`` (the convention ``tools/cypher-lint`` checks).
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from importlib import resources
 from importlib.resources.abc import Traversable
+
+from .._resources import data_dir
 
 __all__ = ["UnknownQueryError", "available", "query", "statements"]
 
@@ -24,14 +26,14 @@ _cache: dict[str, str] = {}
 
 
 class UnknownQueryError(LookupError):
-    """No ``graphmem/cypher/<name>.cypher`` file: a programming error, not a user error."""
+    """No ``cypher/<name>.cypher`` file: a programming error, not a user error."""
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "unknown Cypher query"
 
 
 def _root() -> Traversable:
-    return resources.files("graphmem").joinpath("cypher")
+    return data_dir("cypher")
 
 
 def _read(name: str) -> str:
@@ -44,13 +46,13 @@ def _read(name: str) -> str:
         near = [n for n in available() if n.split("/")[0] == parts[0]]
         hint = f"; queries under {parts[0]}/: {', '.join(near)}" if near else ""
         raise UnknownQueryError(
-            f"no Cypher query named {name!r} (graphmem/cypher/{name}.cypher){hint}"
+            f"no Cypher query named {name!r} (cypher/{name}.cypher){hint}"
         )
     return node.read_text(encoding="utf-8")
 
 
 def query(name: str) -> str:
-    """The text of the one statement in ``graphmem/cypher/<name>.cypher`` (cached)."""
+    """The text of the one statement in ``cypher/<name>.cypher`` (cached)."""
     pieces = statements(name)
     if len(pieces) != 1:
         raise UnknownQueryError(
@@ -77,7 +79,7 @@ def statements(name: str) -> list[str]:
 
 
 def available() -> list[str]:
-    """Every query name shipped in ``graphmem/cypher/`` (sorted)."""
+    """Every query name shipped in ``cypher/`` (sorted)."""
     names: list[str] = []
 
     def walk(node: Traversable, prefix: str) -> None:

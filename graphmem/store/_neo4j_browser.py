@@ -1,11 +1,12 @@
 """What ``graphmem browser`` prints: the Neo4j Browser URL, the ``:style`` step and the saved
-queries (shipped in ``graphmem/cypher/browser/``; ``docker/browser/`` holds the same files)."""
+queries (the one copy is ``cypher/browser/``, packaged as ``graphmem/cypher/browser/``;
+``docker/compose.yml`` mounts it into the Neo4j container)."""
 
 from __future__ import annotations
 
-from importlib import resources
 from urllib.parse import quote, urlparse
 
+from .._resources import data_dir
 from ._cypher import statements
 
 __all__ = ["BROWSER_QUERIES", "browser_instructions", "browser_url", "grass_path"]
@@ -38,8 +39,8 @@ def browser_url(url: str) -> str:
 
 
 def grass_path() -> str:
-    """Where the installed style sheet lives (``graphmem/cypher/browser/graphmem.grass``)."""
-    return str(resources.files("graphmem").joinpath("cypher", "browser", "graphmem.grass"))
+    """Where this install's style sheet lives (``cypher/browser/graphmem.grass``)."""
+    return str(data_dir("cypher").joinpath("browser", "graphmem.grass"))
 
 
 def browser_instructions(url: str) -> str:
@@ -50,7 +51,7 @@ def browser_instructions(url: str) -> str:
         f"1. Open {browser_url(url)}",
         "   and log in (NEO4J_USERNAME / NEO4J_PASSWORD).",
         "2. Style: run `:style`, then drag this file onto the style panel",
-        f"   (docker/browser/graphmem.grass in the repository): {grass_path()}",
+        f"   (cypher/browser/graphmem.grass in the repository): {grass_path()}",
         "   Entities blue, facts orange (predicate - statement), episodes grey;",
         "   SUPERSEDES thick grey, CONTRADICTS thicker red.",
         "3. Saved queries (set the parameters with :param first; star them to keep them",
@@ -59,7 +60,7 @@ def browser_instructions(url: str) -> str:
     for name, (title, params) in BROWSER_QUERIES.items():
         (text,) = statements(f"browser/{name}")
         body = "\n".join(line for line in text.splitlines() if not line.startswith("//"))
-        lines += ["", f"-- {title} (docker/browser/queries/{name}.cypher)"]
+        lines += ["", f"-- {title} (cypher/browser/{name}.cypher)"]
         lines += [f":param {key} => {value}" for key, value in params.items()]
         lines += [body.strip()]
     return "\n".join(lines) + "\n"

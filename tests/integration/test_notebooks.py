@@ -26,6 +26,7 @@ EXPECTED = ["01_quickstart", "02_temporal", "03_graph_exploration", "04_robot_ep
 PUBLIC = ("graphmem", "graphmem.integrations", "graphmem.integrations.langchain",
           "graphmem.integrations.mcp")
 FIGURES = ("02_temporal", "03_graph_exploration", "04_robot_episodes")
+INTERACTIVE = ("03_graph_exploration",)  # neo4j-viz: self-contained HTML
 CELL_TIMEOUT_S = 120
 NOTEBOOK_BUDGET_S = 60  # each runs in a few seconds; this only catches a runaway
 
@@ -110,7 +111,8 @@ def _offline_env(tmp_path: Path) -> dict[str, str]:
 @pytest.mark.integration
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: p.stem)
 def test_notebook_runs(path: Path, tmp_path: Path) -> None:
-    for name in ("nbformat", "nbclient", "ipykernel", "pandas", "matplotlib"):
+    for name in ("nbformat", "nbclient", "ipykernel", "pandas", "matplotlib", "networkx",
+                 "scipy", "neo4j_viz"):
         if importlib.util.find_spec(name) is None:
             pytest.skip(f"{name} is not installed (pip install -e '.[notebooks]')")
     import nbclient
@@ -139,3 +141,9 @@ def test_notebook_runs(path: Path, tmp_path: Path) -> None:
     images = [o for cell in code for o in cell.outputs if "image/png" in o.get("data", {})]
     if path.stem in FIGURES:
         assert images, f"{path.name} drew no figure"
+    pages = [o["data"]["text/html"] for cell in code for o in cell.outputs
+             if "text/html" in o.get("data", {})]
+    if path.stem in INTERACTIVE:
+        # the visualiser's page carries its own script: nothing to fetch from the network
+        assert any("<script" in page for page in pages), f"{path.name} rendered no graph"
+        assert not [p for p in pages if "<script src=\"http" in p or "<link href=\"http" in p]

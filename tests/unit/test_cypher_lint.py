@@ -1,5 +1,6 @@
-"""Every graphmem/cypher/**/*.cypher file must pass Neo4j's own Cypher parser and semantic
-analysis (tools/cypher-lint, @neo4j-cypher/language-support). This is what checks the
+"""Every cypher/**/*.cypher file (the Browser's saved queries in cypher/browser/ too) must pass
+Neo4j's own Cypher parser and semantic analysis (tools/cypher-lint,
+@neo4j-cypher/language-support). This is what checks the
 Neo4j-only statements (vector / full-text index DDL) that the ArcadeDB test server refuses.
 
 Needs node and `bash tools/cypher-lint/install.sh`; skips otherwise. File convention: one
@@ -19,7 +20,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 LINT_DIR = REPO / "tools" / "cypher-lint"
 LINT = LINT_DIR / "lint.mjs"
-CYPHER_DIR = REPO / "graphmem" / "cypher"
+CYPHER_DIR = REPO / "cypher"
 FIXTURES = sorted((LINT_DIR / "fixtures").glob("*.cypher"))
 
 _NODE = shutil.which("node")

@@ -10,7 +10,7 @@
 //          "info" or "hint"; statement is the 1-based index of the statement in the file.
 // Exit:    0 clean, 1 if any file has an error or a warning, 2 on bad usage / unreadable file.
 //
-// File convention (graphmem/cypher/**/*.cypher):
+// File convention (cypher/**/*.cypher, the top-level folder of the repository):
 //   * ONE statement per file, sent to the driver verbatim: no trailing ';' and no ';'
 //     between statements.
 //   * Exception, for migration/schema files: several statements separated by a line that

@@ -1,1 +1,0 @@
-"""Prompt files of graphmem (``*.prompt``), loaded with ``graphmem._prompts.load_prompt``."""
