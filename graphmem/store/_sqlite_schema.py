@@ -1,6 +1,19 @@
-"""Ordered SQLite migrations. Each runs once, in its own transaction, recorded in the file."""
+"""Ordered SQLite migrations, and what runs them. Each runs once, in its own transaction,
+recorded in the file."""
 
 from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+from .._errors import SchemaError
+from .._time import to_ms, utcnow
+from ._base import MigrationInfo
+
+if TYPE_CHECKING:
+    from ._sqlite_db import SQLiteDB
+
+__all__ = ["MIGRATIONS", "create_vocab_tables", "migrate", "migration_status"]
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
@@ -249,3 +262,107 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         """,
     ),
 ]
+
+
+# ---------------------------------------------------------------------- running them
+def migrate(db: SQLiteDB) -> list[str]:
+    """Apply the pending migrations, each in its own transaction; a read-only store is only
+    checked (``SchemaError`` unless it is up to date). Returns what was applied."""
+    applied: list[str] = []
+    with db.lock:
+        conn = db.conn
+        if db.read_only:
+            _check_migrated_read_only(db, conn)
+            return applied
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS graphmem_migrations ("
+            "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"
+        )
+        done = {row[0] for row in conn.execute("SELECT version FROM graphmem_migrations")}
+        newest = max(version for version, _, _ in MIGRATIONS)
+        if done and max(done) > newest:
+            raise SchemaError(
+                f"{db.path} was written by a newer graphmem (schema v{max(done)}, "
+                f"this one knows v{newest}); upgrade graphmem"
+            )
+        if any(version not in done for version, _, _ in MIGRATIONS):
+            # The vocabulary views read the full-text tables a migration may rebuild.
+            for table in ("facts", "entities", "episodes"):
+                conn.execute(f"DROP TABLE IF EXISTS temp.{table}_vocab")
+        for version, name, sql in MIGRATIONS:
+            if version in done:
+                continue
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                for statement in _split_sql(sql):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO graphmem_migrations VALUES (?, ?, ?)",
+                    (version, name, to_ms(utcnow())),
+                )
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                conn.execute("ROLLBACK")
+                raise SchemaError(f"migration {version} ({name}) failed: {exc}") from exc
+            applied.append(f"{version}: {name}")
+        create_vocab_tables(conn)
+    return applied
+
+
+def _check_migrated_read_only(db: SQLiteDB, conn: sqlite3.Connection) -> None:
+    """A read-only store cannot be migrated: ``SchemaError`` unless it is up to date."""
+    try:
+        done = {row[0] for row in conn.execute("SELECT version FROM graphmem_migrations")}
+    except sqlite3.OperationalError:
+        done = set()
+    newest = max(version for version, _, _ in MIGRATIONS)
+    if done and max(done) > newest:
+        raise SchemaError(
+            f"{db.path} was written by a newer graphmem (schema v{max(done)}, "
+            f"this one knows v{newest}); upgrade graphmem"
+        )
+    pending = [version for version, _, _ in MIGRATIONS if version not in done]
+    if pending:
+        raise SchemaError(
+            f"{db.path} needs migrations {pending} but is read-only: migrating it needs "
+            f"{db.writes_need} (graphmem db migrate)"
+        )
+
+
+def create_vocab_tables(conn: sqlite3.Connection) -> None:
+    """The full-text vocabularies (``temp.<table>_vocab``) whose document frequencies
+    the text search's term plan reads: temporary tables, so made again on each connection."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    for table in ("facts", "entities", "episodes"):
+        if f"{table}_fts" in tables:
+            conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab "
+                f"USING fts5vocab(main, '{table}_fts', 'row')"
+            )
+
+
+def migration_status(db: SQLiteDB) -> list[MigrationInfo]:
+    with db.lock:
+        try:
+            rows = dict(
+                db.conn.execute("SELECT version, applied_at FROM graphmem_migrations")
+            )
+        except sqlite3.OperationalError:
+            rows = {}
+    return [MigrationInfo(v, name, rows.get(v)) for v, name, _ in MIGRATIONS]
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements; trigger bodies keep their inner semicolons."""
+    statements: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements
+
