@@ -12,15 +12,6 @@ from typing import TYPE_CHECKING, Any
 from .._ids import make_id
 from .._time import to_ms, utcnow
 from ._base import EpisodeRow, LinkRow, ProvenanceRow, StoreReader, WritePlan
-from ._export import (
-    entity_export,
-    episode_export,
-    episode_from_export,
-    fact_export,
-    link_export,
-    plan_from_export,
-    provenance_export,
-)
 from ._sqlite_rows import chunks, entity_row, episode_row, fact_row, qmarks
 
 if TYPE_CHECKING:
@@ -29,6 +20,8 @@ if TYPE_CHECKING:
 __all__ = ["Maintenance", "purge_deleted", "truncate_wal"]
 
 _log = logging.getLogger("graphmem")
+# ``._export`` (the JSONL row format) is imported by export and import only: a process that
+# recalls never loads it.
 
 _GROUPS_SQL = "SELECT DISTINCT group_id FROM episodes ORDER BY 1"
 
@@ -173,6 +166,14 @@ class Maintenance:
         return out
 
     def export_rows(self, group_id: str | None) -> Iterator[dict[str, Any]]:
+        from ._export import (
+            entity_export,
+            episode_export,
+            fact_export,
+            link_export,
+            provenance_export,
+        )
+
         where, params = ("WHERE group_id = ?", [group_id]) if group_id is not None else ("", [])
         for row in self._db.fetch_all(f"SELECT * FROM episodes {where} ORDER BY rowid", params):
             yield episode_export(episode_row(row))
@@ -209,6 +210,8 @@ class Maintenance:
         """Insert an export's rows; what the store already holds is left alone (and not
         counted), so importing twice changes nothing. ``write`` and ``insert_episode`` are the
         store's own."""
+        from ._export import episode_from_export, plan_from_export
+
         plan = plan_from_export(rows)
         episodes = [episode_from_export(r) for r in rows if r.get("type") == "episode"]
         counts = {"episodes": 0, "entities": 0, "facts": 0, "links": 0}
