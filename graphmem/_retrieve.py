@@ -2,110 +2,31 @@
 
 Like neo4j-graphrag's retrievers, ``search()`` is ``raw_search()`` (scored candidate ids) followed
 by ``format()`` (records, provenance, history, conflicts); subclass and override either.
+
+Beside this module: ``_retrieve_config`` (the knobs, and what the stages hand on),
+``_retrieve_query`` (names, periods and words read in the query) and ``_retrieve_format`` (the
+records of ``format``).
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ._embed import Embedder
 from ._filters import Condition, matches, parse_filters
 from ._ids import entity_key
-from ._models import EpisodeRef, FactHit, RecallResult
-from ._time import to_ms
+from ._models import RecallResult
+from ._retrieve_config import RawSearch, RetrievalConfig, Stub
+from ._retrieve_format import format_result
+from ._retrieve_query import _WORD, _matches, _name_keys, _stem, _without, _words
+from ._retrieve_query import _periods as _periods
 from .store._base import GraphStore, TimeView
 from .store.sqlite import _STOP, fts_words
 
-__all__ = ["RawSearch", "RetrievalConfig", "Retriever"]
-
-_WORD = re.compile(r"[\w'-]+", re.UNICODE)
-_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
-
-
-@dataclass
-class RetrievalConfig:
-    """Knobs of the fusion; the ablations in bench/ switch parts off."""
-
-    use_vectors: bool = True
-    use_fulltext: bool = True
-    use_names: bool = True
-    use_expansion: bool = True
-    # Episodes next to a hit in the same conversation (arrival order) as context; part of the
-    # graph expansion, so use_expansion=False switches it off too.
-    use_context: bool = True
-    seed_n: int = 50
-    expand_limit: int = 300
-    rrf_k: float = 60.0
-    graph_weight: float = 0.6
-    hop_decay: float = 0.5
-    recency_weight: float = 0.15
-    confidence_weight: float = 0.1
-    episode_weight: float = 1.0
-    # Episode ranking: full-text score (scaled to the best hit = 1), plus context_weight x the
-    # best neighbour's score, x (1 + speaker_weight) for episodes spoken by someone the query
-    # names, plus fact_episode_weight x the score (scaled) of the best returned fact they support.
-    context_weight: float = 0.6
-    context_window: int = 2
-    context_n: int = 50
-    context_decay: float = 1.0
-    speaker_weight: float = 0.5
-    # x (1 + time_weight) for episodes whose reference time falls in a period the query names
-    # ("in August 2023", "on 9 May, 2023", "in 2022"; a day means the week after it too).
-    time_weight: float = 1.0
-    fact_episode_weight: float = 0.5
-    episode_n: int = 100
-    # Dense episode retrieval: each episode's text score (scaled to the best = 1) and its
-    # vector similarity (min-max scaled over the episode_n nearest) are mixed as
-    # (1 - dense_weight) x text + dense_weight x dense (a convex combination, which fuses
-    # better than reciprocal ranks when both lists are scored). None: the embedder's own
-    # default: ``recall_weight`` where the embedder has one (the hashed n-grams say 0: they
-    # are lexical like BM25), else 0.3 (all-MiniLM-L6-v2: best of 0/0.3/0.5/0.7 on both dev sets,
-    # LoCoMo R@10 0.754/0.782/0.775/0.700).
-    dense_weight: float | None = None
-    # The facts of the best record_fact_n JSON-record episodes (those scoring at least half the
-    # best) count as supported, scored by their record's rank (0: off).
-    record_fact_n: int = 3
-    # Fact support (on by default): return a fact only with direct support from the query — a
-    # full-text hit on at least min_fact_coverage of the words that are not names of entities or
-    # speakers the query names, a vector similarity of at least min_fact_similarity, a named
-    # entity's fact when the query is names only, or filters — plus up to named_fact_limit of the
-    # latest facts about an entity the query names (None: all of them, up to k). Without support
-    # a talkative speaker's many unrelated facts took the first ranks (LoCoMo R@10 0.067).
-    # named_fact_limit=2 was the default until both dev sets showed those two facts crowding out
-    # the evidence (NDCG@10 LoCoMo 0.362 vs 0.563, LongMemEval dev 0.890 vs 0.922 with 0).
-    # require_fact_support=False returns the best k facts by fused score, whatever supports them.
-    require_fact_support: bool = True
-    min_fact_similarity: float = 0.75
-    min_fact_coverage: float = 0.5
-    named_fact_limit: int | None = 0
-
-
-@dataclass(frozen=True)
-class Stub:
-    """The little a ranking needs of a fact (full records are built for the top k only)."""
-
-    id: str
-    subject_id: str
-    object_id: str | None
-    valid_from: int
-    confidence: float
-
-
-@dataclass
-class RawSearch:
-    """Scored candidates before formatting."""
-
-    fact_scores: dict[str, float] = field(default_factory=dict)
-    entity_scores: dict[str, float] = field(default_factory=dict)
-    episode_scores: dict[str, float] = field(default_factory=dict)
-    stubs: dict[str, Stub] = field(default_factory=dict)
-
+__all__ = ["RawSearch", "RetrievalConfig", "Retriever", "Stub"]
 
 _Hits = list[tuple[str, float]]
 _VectorSeeds = tuple[_Hits, _Hits, _Hits]  # facts, entities, episodes
@@ -122,110 +43,6 @@ def _pool() -> ThreadPoolExecutor:
 def _rrf(ranked: list[tuple[str, float]], k: float) -> dict[str, float]:
     return {item: 1.0 / (k + rank) for rank, (item, _score) in enumerate(ranked, start=1)}
 
-
-def _words(text: str) -> list[str]:
-    """Words, with a possessive 's dropped ("Caroline's" → "Caroline")."""
-    return [_POSSESSIVE.sub("", w) for w in _WORD.findall(text)]
-
-
-def _name_keys(query: str) -> list[str]:
-    words = _words(query)
-    keys: list[str] = []
-    for size in (3, 2, 1):
-        for i in range(len(words) - size + 1):
-            keys.append(entity_key(" ".join(words[i : i + size])))
-    return list(dict.fromkeys(k for k in keys if len(k) > 1))
-
-
-_MONTHS = {
-    name: i + 1
-    for i, name in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ]
-    )
-}
-_MONTHS.update({name[:3]: n for name, n in list(_MONTHS.items())} | {"sept": 9})
-_MONTH = r"(?P<m>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"
-_YEAR = r"(?P<y>(?:19|20)\d\d)"
-_DATES = [
-    re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}\b", re.I),
-    re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.I),
-    re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.I),
-    re.compile(rf"\b{_YEAR}\b"),
-]
-_WEEK_MS = 7 * 86_400_000
-
-
-def _periods(query: str) -> list[tuple[int, int]]:
-    """Time periods the query names, as [start, end) epoch ms (UTC): a day (and the week after
-    it, when it would have been told), a month, a year. Bare month names are not read as dates
-    ("May" is also a name)."""
-    out: list[tuple[int, int]] = []
-    taken: list[tuple[int, int]] = []
-    for pattern in _DATES:
-        for match in pattern.finditer(query):
-            if any(a < match.end() and match.start() < b for a, b in taken):
-                continue
-            parts = match.groupdict()
-            year = int(parts["y"])
-            month = _MONTHS.get((parts.get("m") or "").lower().rstrip("."))
-            try:
-                if parts.get("d") and month:
-                    start = datetime(year, month, int(parts["d"]), tzinfo=UTC)
-                    end = start + timedelta(days=1)
-                elif month:
-                    start = datetime(year, month, 1, tzinfo=UTC)
-                    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
-                else:
-                    start = datetime(year, 1, 1, tzinfo=UTC)
-                    end = datetime(year + 1, 1, 1, tzinfo=UTC)
-            except ValueError:
-                continue
-            taken.append((match.start(), match.end()))
-            out.append((to_ms(start), to_ms(end) + _WEEK_MS))
-    return out
-
-
-_SUFFIXES = ("ing", "ed", "es", "s", "ly")
-
-
-def _stem(word: str) -> str:
-    """A light stem for comparing words ("likes", "liked" → "lik"; "painted" → "paint")."""
-    word = word.lower()
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-def _matches(stem: str, stems: set[str]) -> bool:
-    """A stem matches an equal one, or one it is a prefix of, or that is a prefix of it (three
-    letters at least): "live" and "liv" (from "lives"), "paint" and "painting"."""
-    if stem in stems:
-        return True
-    return any(
-        min(len(stem), len(other)) >= 3 and (other.startswith(stem) or stem.startswith(other))
-        for other in stems
-    )
-
-
-def _without(query: str, words: set[str]) -> str:
-    """The query less the given (lower-case) words; empty when nothing but stop words remain."""
-    kept = " ".join(w for w in _words(query) if w.lower() not in words) if words else query
-    return kept if fts_words(kept) and any(w not in _STOP for w in fts_words(kept)) else ""
 
 
 class Retriever:
@@ -570,89 +387,7 @@ class Retriever:
         as_of: Any = None,
         known_at: Any = None,
     ) -> RecallResult:
-        store = self.store
-        ranked = sorted(raw.fact_scores, key=lambda fid: (-raw.fact_scores[fid], fid))[:k]
-        full = {r.id: r for r in store.fact_records(ranked, view)}
-        top = [full[fid] for fid in ranked if fid in full]
-        links = store.links(ranked) if ranked else []
-        replaced_ids: dict[str, list[str]] = defaultdict(list)
-        conflict_ids: dict[str, list[str]] = defaultdict(list)
-        for link in links:
-            if link.kind == "SUPERSEDES" and link.src in raw.fact_scores:
-                replaced_ids[link.src].append(link.dst)
-            elif link.kind == "CONTRADICTS":
-                if link.src in ranked:
-                    conflict_ids[link.src].append(link.dst)
-                if link.dst in ranked:
-                    conflict_ids[link.dst].append(link.src)
-        history = {
-            r.id: r
-            for r in store.fact_records([i for ids in replaced_ids.values() for i in ids], None)
-        }
-        open_conflicts = {
-            r.id: r
-            for r in store.fact_records([i for ids in conflict_ids.values() for i in ids], view)
-        }
-        episode_ids = [e for rec in top for e in rec.episode_ids]
-        # Episodes: the full-text/context ranking, plus the support of the returned facts.
-        episode_score: dict[str, float] = dict(raw.episode_scores)
-        best_fact = max((raw.fact_scores[rec.id] for rec in top), default=0.0)
-        if best_fact > 0:
-            weight = self.config.fact_episode_weight / best_fact
-            for rec in top:
-                support = weight * raw.fact_scores[rec.id]
-                for eid in dict.fromkeys(rec.episode_ids):
-                    episode_score[eid] = episode_score.get(eid, 0.0) + support
-        best_episodes = sorted(episode_score, key=lambda e: (-episode_score[e], e))[: max(k, 10)]
-        records_by_id = {e.id: e for e in store.episodes(list({*episode_ids, *best_episodes}))}
-
-        def ref(eid: str, with_content: bool) -> EpisodeRef | None:
-            ep = records_by_id.get(eid)
-            if ep is None:
-                return None
-            return EpisodeRef(
-                id=ep.id,
-                source=ep.source,
-                reference_time=ep.reference_time,
-                metadata=ep.metadata,
-                content=ep.content if with_content else None,
-            )
-
-        hits: list[FactHit] = []
-        for rec in top:
-            refs = [r for r in (ref(e, False) for e in rec.episode_ids) if r is not None]
-            hits.append(
-                FactHit(
-                    **rec.model_dump(),
-                    score=round(raw.fact_scores[rec.id], 6),
-                    episodes=refs,
-                    superseded=sorted(
-                        (history[i] for i in replaced_ids.get(rec.id, []) if i in history),
-                        key=lambda r: r.valid_from,
-                    ),
-                    contradicts=[
-                        open_conflicts[i]
-                        for i in conflict_ids.get(rec.id, [])
-                        if i in open_conflicts
-                    ],
-                )
-            )
-        entity_ids = sorted(raw.entity_scores, key=lambda e: -raw.entity_scores[e])[:k]
-        entities = []
-        if entity_ids:
-            rows = {e.id: e for e in store.find_entities_by_ids(group_id, entity_ids)}
-            for eid in entity_ids:
-                if eid in rows:
-                    entities.append(
-                        rows[eid].model_copy(update={"score": round(raw.entity_scores[eid], 6)})
-                    )
-        episodes = [r for r in (ref(e, True) for e in best_episodes) if r is not None]
-        return RecallResult(
-            query=query,
-            group_id=group_id,
-            as_of=as_of,
-            known_at=known_at,
-            facts=hits,
-            entities=entities,
-            episodes=episodes,
+        return format_result(
+            self.store, self.config, raw, query=query, group_id=group_id, view=view, k=k,
+            as_of=as_of, known_at=known_at,
         )
