@@ -33,7 +33,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -50,7 +50,7 @@ from ._experience_record import (
     text_view,
 )
 from ._filters import Condition, matches, parse_filters
-from ._models import EpisodeRecord, Experience
+from ._models import OUTCOMES, EpisodeRecord, Experience
 from ._time import from_ms, require_aware, to_ms
 from .extract.structured import experience_subject, is_vector, segment
 from .store import GraphStore
@@ -64,8 +64,6 @@ __all__ = [
     "text_view",
 ]
 
-Outcome = Literal["any", "success_first", "success_only", "failure_only"]
-OUTCOMES: tuple[str, ...] = ("any", "success_first", "success_only", "failure_only")
 _MAX_K = 1000
 # Experiences held in memory over all groups; the least recently recalled groups go first.
 _CACHE_ROWS = 200_000

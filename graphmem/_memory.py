@@ -40,7 +40,8 @@ from .store._base import EpisodeRow
 if TYPE_CHECKING:
     import networkx as nx  # only GraphMemory.to_networkx's return type
 
-    from ._experience import ExperienceRecall, ExperienceWeights, Outcome
+    from ._experience import ExperienceRecall, ExperienceWeights
+    from ._models import Outcome
     from .extract import Extractor
 
 # The write, forget and experience stages are imported where they are first used: a process

@@ -266,6 +266,12 @@ class IngestResult(_Model):
     warnings: list[str] = Field(default_factory=list)
 
 
+# How ``recall_experiences`` treats outcomes (defined here so the command line's choices do not
+# load the experience index).
+Outcome = Literal["any", "success_first", "success_only", "failure_only"]
+OUTCOMES: tuple[str, ...] = ("any", "success_first", "success_only", "failure_only")
+
+
 class Experience(_Model):
     """One past attempt, recalled whole (``GraphMemory.recall_experiences``).
 

@@ -23,6 +23,12 @@ __all__ = [
 ]
 
 EPISODE_KINDS = ("message", "text", "json", "event")
+# The choices the parsers take (here, not in ``_sources``, so that the command line can build
+# its options without loading the parsers).
+FORMATS = ("auto", "chat", "jsonl", "events", "transcript", "prose")
+PER_CHOICES = ("message", "paragraph", "conversation", "file")
+INPUT_EXTENSIONS = (".json", ".jsonl", ".ndjson", ".md", ".markdown", ".txt")
+STDIN_NAME = "stdin"
 
 
 # --------------------------------------------------------------------------------- errors

@@ -66,7 +66,16 @@ from typing import Any
 from ._errors import InputError
 from ._source_chat import looks_like_chat
 from ._source_parser import Parser, unparsable
-from ._source_records import EPISODE_KINDS, ParseResult, Problem, SourceError, SourceRecord
+from ._source_records import (
+    EPISODE_KINDS,
+    FORMATS,
+    INPUT_EXTENSIONS,
+    PER_CHOICES,
+    ParseResult,
+    Problem,
+    SourceError,
+    SourceRecord,
+)
 from ._source_text import text_flavour
 from ._source_times import parse_time
 
@@ -91,10 +100,6 @@ __all__ = [
     "parse_time",
 ]
 
-FORMATS = ("auto", "chat", "jsonl", "events", "transcript", "prose")
-PER_CHOICES = ("message", "paragraph", "conversation", "file")
-INPUT_EXTENSIONS = (".json", ".jsonl", ".ndjson", ".md", ".markdown", ".txt")
-STDIN_NAME = "stdin"
 
 _BOM = b"\xef\xbb\xbf"
 

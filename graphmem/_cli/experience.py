@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .._errors import FilterError
-from .._experience import OUTCOMES
+from .._models import OUTCOMES
 from .app import State, _echo, _echo_json, _echo_lines, json_option, pass_state
 from .params import DATETIME, FILTER, build_filters
 

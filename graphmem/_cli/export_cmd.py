@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .._errors import GraphMemError, InputError
-from .._sources import Problem
+from .._source_records import Problem
 from .shared import EXIT_INVALID, State, echo, echo_json, echo_listed, json_option, pass_state
 
 if TYPE_CHECKING:

@@ -11,16 +11,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from .._sources import (
+from .._source_records import (
     FORMATS,
     INPUT_EXTENSIONS,
     PER_CHOICES,
     STDIN_NAME,
     ParseResult,
     Problem,
-    iter_input_files,
-    parse_bytes,
-    parse_file,
 )
 from .shared import (
     EXIT_INTERRUPTED,
@@ -185,6 +182,8 @@ _NOT_INPUT = (f"not an input file (its extension is not one of {', '.join(INPUT_
 
 def _parse_inputs(paths: tuple[str, ...], fmt: str, per: str, group_id: str,
                   assume_utc: bool, *, allow_other_groups: bool = True) -> ParseResult:
+    from .._sources import iter_input_files, parse_bytes, parse_file  # the parsers: ingest only
+
     result = ParseResult()
     options: dict[str, Any] = {"format": fmt, "per": per, "group_id": group_id,
                                "assume_utc": assume_utc,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .._errors import InputError
-from .._sources import parse_time
+from .._source_times import parse_time
 
 __all__ = ["DATETIME", "FILTER", "DateTimeType", "FilterType", "build_filters"]
 
