@@ -49,6 +49,7 @@ from ._models import (
     FactRecord,
     ForgetResult,
     IngestResult,
+    PinnedFact,
     RecallResult,
     Scalar,
 )
@@ -445,9 +446,13 @@ class GraphMemory:
         correction: bool = False,
         statement: str | None = None,
         replaces: str | None = None,
+        pinned: bool = False,
     ) -> IngestResult:
-        """Write one fact directly (no extractor) through the same resolver and reconciler."""
+        """Write one fact directly (no extractor) through the same resolver and reconciler;
+        ``pinned=True`` pins it too (``pin``)."""
         group_id = _group(group_id)
+        if not isinstance(pinned, bool):
+            raise InputError(f"pinned must be True or False, got {_show(pinned)}")
         if not isinstance(subject, str) or not subject.strip():
             raise InputError("subject must be a non-empty string")
         _text(subject, "subject")
@@ -533,7 +538,10 @@ class GraphMemory:
         prepare_facts(
             [fact], reference_time=row.reference_time, predicates=self.predicates, strict=True
         )
-        return self._ingest(row, _Fixed(Extraction(facts=[fact])))
+        result = self._ingest(row, _Fixed(Extraction(facts=[fact])))
+        if pinned:  # usage (issue 16): pin the fact this episode states
+            self._pin_stated(result, group_id, fact, source)
+        return result
 
     def reprocess(
         self, *, group_id: str | None = None, extractor: str | Extractor | None = None
@@ -1083,6 +1091,77 @@ class GraphMemory:
         store = self._ready()
         validate_export(rows, store, dim=self._embedding_dim, lines=lines, source=source)
         return store.import_rows(rows)
+
+    # ------------------------------------------------------------------ usage (issue 16)
+    # Pins and feedback: graphmem/_usage.py. They write episodes of kind pin / feedback only.
+    def pin(
+        self, fact_id: str, *, group_id: str | None = None, source: str | None = None
+    ) -> PinnedFact:
+        """Pin a fact: it appears in every ``recall(...).to_context()`` of its group, first,
+        whatever the query; when it is superseded or corrected, recall shows what replaced it
+        and says it changed. ``group_id``: None (the fact's own group) or the group it must be
+        in. Pinning a pinned fact changes nothing. An unknown fact id is an ``InputError``."""
+        from ._usage import usage_for
+
+        group = None if group_id is None else _group(group_id)
+        usage = usage_for(self._ready())
+        usage.pin(fact_id, group_id=group, source=source)
+        fact = self.store.fact_records([fact_id], None)[0]
+        return next(p for p in self.pins(group_id=fact.group_id) if p.fact_id == fact.id)
+
+    def unpin(
+        self, fact_id: str, *, group_id: str | None = None, source: str | None = None
+    ) -> bool:
+        """Unpin a fact; False when it was not pinned. The fact itself is unchanged."""
+        from ._usage import usage_for
+
+        group = None if group_id is None else _group(group_id)
+        return usage_for(self._ready()).pin(fact_id, group_id=group, source=source, pinned=False)
+
+    def pins(self, group_id: str | None = None) -> list[PinnedFact]:
+        """The group's pinned facts (default: ``default``), in pin order, as they stand now."""
+        from ._usage import usage_for
+
+        group = _group("default" if group_id is None else group_id)
+        return usage_for(self._ready()).pinned_facts(group, None)[0]
+
+    def feedback(
+        self,
+        item_id: str,
+        useful: bool,
+        *,
+        group_id: str | None = None,
+        source: str | None = None,
+        note: str | None = None,
+        at: datetime | None = None,
+    ) -> str:
+        """Say whether a recalled fact or episode (by id) was useful. Later recalls rank it
+        up or down (``RetrievalConfig.feedback_weight``) and a useful one counts as used for
+        the forgetting curve (``decay_half_life``); nothing about what is true changes. ``at``:
+        when it was used (default now). Returns the id of the feedback episode (forget it to
+        take the feedback back)."""
+        from ._usage import usage_for
+
+        group = None if group_id is None else _group(group_id)
+        return usage_for(self._ready()).feedback(
+            item_id, useful, group_id=group, source=source, note=note, at=at
+        )
+
+    def _pin_stated(
+        self, result: IngestResult, group_id: str, fact: ExtractedFact, source: str | None
+    ) -> None:
+        """Pin the fact that ``add_fact``'s episode states (new or already known)."""
+        ids = self._entity_ids(group_id, fact.subject)
+        stated = [
+            f
+            for f in self.store.list_facts(
+                group_id, entity_ids=ids, predicate=fact.predicate, view=None, subject_only=True
+            )
+            if result.episode_id in f.episode_ids
+        ]
+        if not stated:
+            raise InputError(f"add_fact stored no fact to pin ({result.status})")
+        self.pin(max(stated, key=lambda f: f.recorded_at).id, group_id=group_id, source=source)
 
 
 _USAGE_FIELDS = frozenset(
