@@ -66,7 +66,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from locomo import DEFAULT_DATA as LOCOMO_DATA
 from locomo import clean_evidence, conversation_items, make_embedder
-from locomo import parse_date as locomo_date
 
 from graphmem import GraphMemory, RecallResult, RetrievalConfig
 from graphmem._embed import Embedder
