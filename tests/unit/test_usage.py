@@ -63,9 +63,11 @@ def test_ended_pin_says_so(memory: GraphMemory) -> None:
      ("min_relative_score", 1.5), ("pinned_limit", -1)],
 )
 def test_bad_usage_settings_are_input_errors(tmp_path: Path, field: str, value: float) -> None:
-    with GraphMemory(tmp_path / "m.db", retrieval=RetrievalConfig(**{field: value})) as mem:
-        with pytest.raises(InputError, match=field):
-            mem.recall("anything")
+    config = RetrievalConfig(**{field: value})
+    with GraphMemory(tmp_path / "m.db", retrieval=config) as mem, pytest.raises(
+        InputError, match=field
+    ):
+        mem.recall("anything")
 
 
 def test_cli_pin_unpin_pins_feedback(tmp_path: Path) -> None:
