@@ -262,6 +262,7 @@ def run_arm(
     open_memory: Callable[[str, str, dict[str, Any]], tuple[GraphMemory, str]],
     counts: dict[tuple[str, int], tuple[int, int]],
     rng: random.Random,
+    replay: bool = True,
 ) -> list[dict[str, Any]]:
     spec = ARMS[arm]
     mem, group = open_memory(user.name, "early", spec["config"])
@@ -293,7 +294,9 @@ def run_arm(
             "user", "answer_style", value="American English", group_id=group, source="user",
             statement="Standing rule: answer in American English.", valid_from=user.later_day,
         )
-    for item, useful in calls:  # the early phase's feedback, on the store with both halves
+    # The early phase's feedback, on the copy with both halves (Bolt: the same group, which
+    # already holds it).
+    for item, useful in calls if replay else []:
         mem.feedback(item, useful, group_id=group, source="sim", at=user.early_day)
     rows = []
     for q in user.later:
@@ -321,6 +324,8 @@ def run_arm(
 class SqliteStores:
     """Each user's two halves ingested once; each arm works on copies."""
 
+    replay = True
+
     def __init__(self, users: list[User], embedder: Embedder, folder: Path) -> None:
         self.embedder, self.folder = embedder, folder
         self.base: dict[tuple[str, str], Path] = {}
@@ -347,7 +352,10 @@ class SqliteStores:
 
 
 class BoltStores:
-    """One Bolt store; each arm of each user gets its own groups (ingested per arm)."""
+    """One Bolt store; each arm of each user gets its own group, which gets the first half
+    before the early phase and the second half before the later one."""
+
+    replay = False
 
     def __init__(self, uri: str, users: list[User], embedder: Embedder) -> None:
         from graphmem.store.neo4j import Neo4jStore
@@ -357,15 +365,15 @@ class BoltStores:
         wipe.connect()
         wipe.wipe_all_for_tests()
         wipe.close()
-        self.items = {
-            (u.name, "early"): u.first for u in users
-        } | {(u.name, "full"): u.first + u.second for u in users}
+        self.items = {(u.name, "early"): u.first for u in users} | {
+            (u.name, "full"): u.second for u in users
+        }
         self.arm = ""
 
     def open(self, user: str, phase: str, config: dict[str, Any]) -> tuple[GraphMemory, str]:
         from graphmem.store.neo4j import Neo4jStore
 
-        group = f"{user}-{self.arm}-{phase}"
+        group = f"{user}-{self.arm}"
         mem = GraphMemory(Neo4jStore(self.uri), embedder=self.embedder, extractor="rules",
                           predicates=PREDICATES, retrieval=RetrievalConfig(**config))
         mem.add_episodes([{**it, "group_id": group} for it in self.items[(user, phase)]],
@@ -465,7 +473,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             arm_rng = random.Random(args.seed + 1)
             rows: list[dict[str, Any]] = []
             for user in users:
-                rows += run_arm(arm, user, stores.open, counts, arm_rng)
+                rows += run_arm(arm, user, stores.open, counts, arm_rng, stores.replay)
             results[arm] = rows
             print(f"{name} {arm:15} {summary(rows)}", file=sys.stderr, flush=True)
         feedback_given = [c for c in counts.values()]
