@@ -44,6 +44,7 @@ if _typing.TYPE_CHECKING:
         FactRecord,
         ForgetResult,
         IngestResult,
+        PinnedFact,
         RecallResult,
     )
     from ._predicates import Predicate, PredicateRegistry
@@ -76,6 +77,7 @@ _LAZY = {
     "FactRecord": "._models",
     "ForgetResult": "._models",
     "IngestResult": "._models",
+    "PinnedFact": "._models",
     "RecallResult": "._models",
     "Predicate": "._predicates",
     "PredicateRegistry": "._predicates",
@@ -144,6 +146,7 @@ __all__ = [
     "LLMError",
     "NaiveDatetimeError",
     "OpenAIEmbedder",
+    "PinnedFact",
     "Predicate",
     "PredicateError",
     "PredicateRegistry",

@@ -28,6 +28,7 @@ from ._models import (
     FactRecord,
     ForgetResult,
     IngestResult,
+    PinnedFact,
     RecallResult,
     Scalar,
 )
@@ -297,11 +298,15 @@ class GraphMemory:
         correction: bool = False,
         statement: str | None = None,
         replaces: str | None = None,
+        pinned: bool = False,
     ) -> IngestResult:
-        """Write one fact directly (no extractor) through the same resolver and reconciler."""
+        """Write one fact directly (no extractor) through the same resolver and reconciler;
+        ``pinned=True`` pins it too (``pin``)."""
         from ._episode_input import fact_episode
         from ._pipeline import FixedExtraction
 
+        if not isinstance(pinned, bool):
+            raise InputError(f"pinned must be True or False, got {pinned!r}"[:200])
         row, extraction = fact_episode(
             subject,
             predicate,
@@ -318,7 +323,12 @@ class GraphMemory:
             replaces=replaces,
             predicates=self.predicates,
         )
-        return self._ingest(row, FixedExtraction(extraction))
+        result = self._ingest(row, FixedExtraction(extraction))
+        if pinned:  # usage (issue 16): pin the fact this episode states
+            from ._usage import pin_stated
+
+            pin_stated(self, result, group_id, extraction.facts[0], source)
+        return result
 
     def reprocess(
         self, *, group_id: str | None = None, extractor: str | Extractor | None = None
@@ -526,3 +536,56 @@ class GraphMemory:
             self, group_id=group_id, as_of=as_of, include_history=include_history
         )
 
+    # ------------------------------------------------------------------ usage (issue 16)
+    # Pins and feedback (graphmem/_usage.py) write episodes of kind pin / feedback only.
+    def pin(
+        self, fact_id: str, *, group_id: str | None = None, source: str | None = None
+    ) -> PinnedFact:
+        """Pin a fact: it appears in every ``recall(...).to_context()`` of its group, first,
+        whatever the query; when it is superseded or corrected, recall shows what replaced it
+        and says it changed. ``group_id``: None (the fact's own group) or the group it must be
+        in. Pinning a pinned fact changes nothing. An unknown fact id is an ``InputError``."""
+        from ._usage import usage_for
+
+        group = None if group_id is None else check_group(group_id)
+        usage_for(self._ready()).pin(fact_id, group_id=group, source=source)
+        fact = self.store.fact_records([fact_id], None)[0]
+        return next(p for p in self.pins(group_id=fact.group_id) if p.fact_id == fact.id)
+
+    def unpin(
+        self, fact_id: str, *, group_id: str | None = None, source: str | None = None
+    ) -> bool:
+        """Unpin a fact; False when it was not pinned. The fact itself is unchanged."""
+        from ._usage import usage_for
+
+        group = None if group_id is None else check_group(group_id)
+        return usage_for(self._ready()).pin(fact_id, group_id=group, source=source, pinned=False)
+
+    def pins(self, group_id: str | None = None) -> list[PinnedFact]:
+        """The group's pinned facts (default: ``default``), in pin order, as they stand now."""
+        from ._usage import usage_for
+
+        group = check_group("default" if group_id is None else group_id)
+        return usage_for(self._ready()).pinned_facts(group, None)[0]
+
+    def feedback(
+        self,
+        item_id: str,
+        useful: bool,
+        *,
+        group_id: str | None = None,
+        source: str | None = None,
+        note: str | None = None,
+        at: datetime | None = None,
+    ) -> str:
+        """Say whether a recalled fact or episode (by id) was useful. Later recalls rank it
+        up or down (``RetrievalConfig.feedback_weight``) and a useful one counts as used for
+        the forgetting curve (``decay_half_life``); nothing about what is true changes. ``at``:
+        when it was used (default now). Returns the id of the feedback episode (forget it to
+        take the feedback back)."""
+        from ._usage import usage_for
+
+        group = None if group_id is None else check_group(group_id)
+        return usage_for(self._ready()).feedback(
+            item_id, useful, group_id=group, source=source, note=note, at=at
+        )

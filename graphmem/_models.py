@@ -24,12 +24,15 @@ __all__ = [
     "FactRecord",
     "ForgetResult",
     "IngestResult",
+    "PinnedFact",
     "RecallResult",
     "Scalar",
 ]
 
 Scalar = str | int | float | bool
-EpisodeKind = Literal["message", "text", "json", "event", "fact", "experience"]
+EpisodeKind = Literal[
+    "message", "text", "json", "event", "fact", "experience", "pin", "feedback"
+]
 EpisodeStatus = Literal["pending", "extracted", "failed"]
 FactKind = Literal["assert", "negate", "correct"]
 Relation = Literal["new", "same_as", "supersedes", "contradicts", "corrects", "negates"]
@@ -187,6 +190,34 @@ class FactHit(FactRecord):
     contradicts: list[FactRecord] = Field(default_factory=list)
 
 
+class PinnedFact(_Model):
+    """A pinned fact as a recall's time view sees it (``GraphMemory.pin``).
+
+    ``status``: ``current`` (the pinned fact holds), ``changed`` (it was superseded or
+    corrected: ``current`` holds what replaced it), ``ended`` (it stopped holding and nothing
+    replaced it) or ``not_yet`` (the view is from before it held).
+    """
+
+    fact_id: str
+    statement: str
+    pinned_at: datetime
+    source: str | None = None
+    pin_episode_id: str
+    status: Literal["current", "changed", "ended", "not_yet"] = "current"
+    current: list[FactRecord] = Field(default_factory=list)
+
+    def line(self) -> str:
+        """The pin as one line of a prompt."""
+        if self.status == "changed" and self.current:
+            now = "; ".join(f.statement for f in self.current)
+            return f"- {now} (changed; was: {self.statement})"
+        if self.status == "ended":
+            return f"- {self.statement} (no longer true)"
+        if self.status == "not_yet":
+            return f"- {self.statement} (not yet true at this time)"
+        return f"- {self.statement}"
+
+
 class RecallResult(_Model):
     query: str
     group_id: str
@@ -195,15 +226,29 @@ class RecallResult(_Model):
     facts: list[FactHit] = Field(default_factory=list)
     entities: list[EntityRecord] = Field(default_factory=list)
     episodes: list[EpisodeRef] = Field(default_factory=list)
+    # Pinned facts of the group, in pin order, whatever the query (RetrievalConfig.pinned_limit
+    # of them; pinned_omitted says how many more there are).
+    pinned: list[PinnedFact] = Field(default_factory=list)
+    pinned_omitted: int = 0
 
     def to_context(self, *, max_facts: int | None = None) -> str:
-        """A compact block for a prompt: current facts, replaced values marked, open conflicts."""
+        """A compact block for a prompt: the standing rules (pinned facts) first, then current
+        facts, replaced values marked, open conflicts."""
         lines: list[str] = []
+        shown: set[str] = set()
+        if self.pinned:
+            lines.append("Standing rules (pinned):")
+            for pin in self.pinned:
+                lines.append(pin.line())
+                shown.update([pin.fact_id, *(f.id for f in pin.current)])
+            if self.pinned_omitted:
+                lines.append(f"- … and {self.pinned_omitted} more pinned (not shown)")
         when = ""
         if self.as_of is not None:
             when = f" as of {self.as_of.date().isoformat()}"
         lines.append(f"Memory{when} for: {self.query}")
         hits = self.facts if max_facts is None else self.facts[:max_facts]
+        hits = [h for h in hits if h.id not in shown]  # said once, in the rules above
         if not hits:
             lines.append("- (nothing relevant remembered)")
         for hit in hits:

@@ -67,8 +67,15 @@ class Retriever:
         known_at: Any = None,
     ) -> RecallResult:
         raw = self.raw_search(query, group_id=group_id, view=view, k=k, hops=hops, filters=filters)
-        return self.format(
-            raw, query=query, group_id=group_id, view=view, k=k, as_of=as_of, known_at=known_at
+        # Usage (issue 16): feedback, the forgetting curve and pins settle the final scores.
+        from ._usage import apply_usage
+
+        with_pins = apply_usage(self.store, self.config, raw, group_id=group_id, view=view)
+        return with_pins(
+            self.format(
+                raw, query=query, group_id=group_id, view=view, k=k, as_of=as_of,
+                known_at=known_at,
+            )
         )
 
     # ------------------------------------------------------------------ stages

@@ -63,6 +63,16 @@ class RetrievalConfig:
     min_fact_similarity: float = 0.75
     min_fact_coverage: float = 0.5
     named_fact_limit: int | None = 0
+    # -- usage (issue 16; graphmem/_usage.py): feedback_weight scales the usefulness multiplier
+    # 1 + w(2p - 1) from GraphMemory.feedback; decay_half_life (days; None: off) fades what was
+    # not told or found useful lately, down to decay_floor; min_relative_score (None: off)
+    # drops facts and episodes below that share of the best; pinned_limit caps the pinned
+    # facts every recall carries.
+    feedback_weight: float = 0.5
+    decay_half_life: float | None = None
+    decay_floor: float = 0.25
+    min_relative_score: float | None = None
+    pinned_limit: int = 20
 
 
 @dataclass(frozen=True)

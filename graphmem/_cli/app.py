@@ -132,6 +132,10 @@ def _add_subcommands() -> None:
     from .experience import experience
 
     cli.add_command(experience)
+    from .pins import COMMANDS as usage_commands  # pin, unpin, pins, feedback (issue 16)
+
+    for command in usage_commands:
+        cli.add_command(command)
 
 
 _add_subcommands()

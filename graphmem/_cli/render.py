@@ -128,6 +128,11 @@ def render_recall(result: RecallResult) -> list[str]:
         view.append(f"as known at {fmt_time(result.known_at)}")
     head = f"{len(result.facts)} fact{'s' if len(result.facts) != 1 else ''} for {result.query!r}"
     lines = [head + (f" ({', '.join(view)})" if view else "")]
+    if result.pinned:  # standing rules (issue 16), before the query's facts
+        lines.append("pinned:")
+        lines += [safe("  " + p.line()[2:], inline=True) for p in result.pinned]
+        if result.pinned_omitted:
+            lines.append(f"  … and {result.pinned_omitted} more pinned")
     if not result.facts:
         lines.append("(nothing relevant remembered)")
         return lines

@@ -4,7 +4,8 @@ server (``graphmem.integrations.mcp``).
 Those two modules need optional packages (``pip install 'graphmem[langchain]'`` /
 ``'graphmem[mcp]'``) and are only imported when you import them. This module needs nothing beyond
 graphmem: :class:`MemoryToolkit` holds the agent operations (remember, recall, history, forget,
-and for robots and tool-using agents record_experience and recall_experiences) as plain methods
+pin, unpin, feedback, and for robots and tool-using agents record_experience and
+recall_experiences) as plain methods
 that take strings and return compact text for a model to read. The LangChain tools and the MCP
 tools both wrap it, so they answer alike; wrap it the same way for any other agent framework::
 
@@ -59,6 +60,21 @@ DESCRIPTIONS = {
         "nearness to the current state (named numbers or vectors, e.g. object_pos). Returns "
         "whole attempts (state, parameters, outcome), successes first by default, so you can "
         "reuse what worked and avoid what failed."
+    ),
+    "pin": (
+        "Make something a standing rule that every later recall shows first, whatever the "
+        "question: either a fact already remembered (its statement exactly as recall showed "
+        "it, or its id) or a new rule in words (rule), e.g. 'Never force-push to main'. If "
+        "the fact later changes, recall shows the new value and says it changed."
+    ),
+    "unpin": (
+        "Stop showing a pinned fact or rule first in every recall (its statement as recall "
+        "showed it, or its id). The fact itself stays remembered."
+    ),
+    "feedback": (
+        "Tell memory whether something recall returned helped: a fact (its statement exactly "
+        "as recall showed it, or its id) or an episode id, with useful true or false. Useful "
+        "items rank higher in later recalls, unhelpful ones lower; what is true is unchanged."
     ),
     "forget": (
         "Delete from long-term memory either one episode (by the episode id that remember "
@@ -296,6 +312,53 @@ class MemoryToolkit:
             group_id=self.group_id,
         )
         return describe_experiences(found)
+
+    # ------------------------------------------------------------------ usage (issue 16)
+    def _item(self, ref: str, *, episodes: bool) -> str:
+        """A fact id (or episode id) as given, else the current fact whose statement is
+        ``ref`` as recall's context printed it (a leading "- " and the "[from → to]" dropped)."""
+        if not isinstance(ref, str) or not ref.strip():
+            raise InputError("give a fact's statement (as recall showed it) or its id")
+        text = ref.strip()
+        if text.startswith("fact_") or (episodes and text.startswith("ep_")):
+            return text
+        text = text.removeprefix("- ").split(" [", 1)[0].strip()
+        store = self.memory.store
+        self.memory.connect()
+        hits = [fid for fid, _ in store.text_facts(self.group_id, text, 50)]
+        for fact in store.fact_records(hits) if hits else []:
+            if fact.statement.strip() == text and fact.is_current():
+                return fact.id
+        raise InputError(f"no current fact says {text!r}; give its statement as recall showed it")
+
+    def pin(self, fact: str | None = None, *, rule: str | None = None) -> str:
+        """Pin a remembered fact (statement or id), or store ``rule`` as a new pinned fact."""
+        if (fact is None or not str(fact).strip()) == (rule is None or not str(rule).strip()):
+            raise InputError("pin needs exactly one of fact (a remembered fact) or rule (new)")
+        if rule is not None and rule.strip():
+            self.memory.add_fact(
+                self.speaker or "user", "rule", value=rule.strip(), statement=rule.strip(),
+                group_id=self.group_id, source=self.source, pinned=True,
+            )
+            return f"Pinned the rule: {rule.strip()}"
+        pinned = self.memory.pin(
+            self._item(str(fact), episodes=False), group_id=self.group_id, source=self.source
+        )
+        return f"Pinned: {pinned.line()[2:]}"
+
+    def unpin(self, fact: str) -> str:
+        """Unpin a fact (statement or id)."""
+        fact_id = self._item(fact, episodes=False)
+        was = self.memory.unpin(fact_id, group_id=self.group_id, source=self.source)
+        return f"Unpinned {fact_id}." if was else f"{fact_id} was not pinned; nothing changed."
+
+    def feedback(self, item: str, useful: bool, *, note: str | None = None) -> str:
+        """Record whether a recalled fact (statement or id) or episode (id) was useful."""
+        item_id = self._item(item, episodes=True)
+        self.memory.feedback(
+            item_id, useful, group_id=self.group_id, source=self.source, note=note or None
+        )
+        return f"Noted: {item_id} was {'useful' if useful else 'not useful'}."
 
     # ------------------------------------------------------------------ forget
     def forget(self, *, episode_id: str | None = None, entity: str | None = None) -> str:

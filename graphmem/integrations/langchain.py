@@ -49,15 +49,19 @@ from .._time import require_aware
 from . import DESCRIPTIONS, MemoryToolkit
 
 __all__ = [
+    "FeedbackInput",
     "GraphMemRetriever",
     "HistoryInput",
+    "PinInput",
     "RecallExperiencesInput",
     "RecallInput",
     "RecordExperienceInput",
     "RememberInput",
+    "UnpinInput",
     "fact_to_document",
     "make_experience_tools",
     "make_memory_tools",
+    "make_usage_tools",
 ]
 
 _QUERY_OPTIONS = frozenset({"k", "as_of", "known_at", "hops", "filters", "group_id"})
@@ -260,6 +264,33 @@ class RecallExperiencesInput(BaseModel):
     )
 
 
+class PinInput(BaseModel):
+    """Arguments of the ``pin`` tool."""
+
+    fact: str | None = Field(
+        default=None,
+        description="A remembered fact: its statement exactly as recall showed it, or its id.",
+    )
+    rule: str | None = Field(default=None, description="Or a new standing rule, in words.")
+
+
+class UnpinInput(BaseModel):
+    """Arguments of the ``unpin`` tool."""
+
+    fact: str = Field(min_length=1, description="The pinned fact's statement, or its id.")
+
+
+class FeedbackInput(BaseModel):
+    """Arguments of the ``feedback`` tool."""
+
+    item: str = Field(
+        min_length=1,
+        description="A fact's statement as recall showed it, or a fact or episode id.",
+    )
+    useful: bool = Field(description="Whether it helped.")
+    note: str | None = Field(default=None, description="Why, in a few words.")
+
+
 def _guarded(
     call: Callable[..., str],
 ) -> tuple[Callable[..., str], Callable[..., Awaitable[str]]]:
@@ -347,4 +378,30 @@ def make_experience_tools(
             ("record_experience", kit.record_experience, RecordExperienceInput),
             ("recall_experiences", kit.recall_experiences, RecallExperiencesInput),
         ]
+    )
+
+
+def make_usage_tools(
+    memory: GraphMemory,
+    *,
+    group_id: str = "default",
+    speaker: str | None = None,
+    source: str | None = "agent",
+) -> list[BaseTool]:
+    """The ``pin``, ``unpin`` and ``feedback`` tools (standing rules and usefulness feedback;
+    see docs/memory-usage.md), on one memory group. Bad arguments come back to the agent as the
+    tool's answer."""
+    if not isinstance(group_id, str) or not group_id.strip():
+        raise InputError(f"group_id must be a non-empty string, got {group_id!r}")
+    kit = MemoryToolkit(memory, group_id=group_id, speaker=speaker, source=source)
+
+    def pin(fact: str | None = None, rule: str | None = None) -> str:
+        return kit.pin(fact, rule=rule)
+
+    def feedback(item: str, useful: bool, note: str | None = None) -> str:
+        return kit.feedback(item, useful, note=note)
+
+    return _tools(
+        [("pin", pin, PinInput), ("unpin", kit.unpin, UnpinInput),
+         ("feedback", feedback, FeedbackInput)]
     )

@@ -10,7 +10,9 @@ with a JSON schema for its arguments and a text answer:
 - ``record_experience(task, state?, params?, outcome?, success?, run_id?, episode?)`` — store
   one attempt of a robot or a tool-using agent;
 - ``recall_experiences(query?, state?, k?, outcome?, filters?)`` — past attempts like this
-  one, whole (state, parameters, outcome), successes first by default.
+  one, whole (state, parameters, outcome), successes first by default;
+- ``pin(fact? | rule?)`` / ``unpin(fact)`` — standing rules shown first in every recall;
+- ``feedback(item, useful, note?)`` — say whether a recalled fact or episode helped.
 
 Run it with ``graphmem mcp`` (global ``--store`` / ``--group`` apply), or
 ``python -m graphmem.integrations.mcp --store memory.db [--group G] [--speaker NAME]``. From
@@ -68,8 +70,8 @@ def build_server(
     name: str = "graphmem",
     source: str | None = "mcp",
 ) -> MCPServer[Any]:
-    """An ``MCPServer`` exposing remember, recall, history, forget, record_experience and
-    recall_experiences on one memory group."""
+    """An ``MCPServer`` exposing remember, recall, history, forget, record_experience,
+    recall_experiences, pin, unpin and feedback on one memory group."""
     server_class, tool_error, annotations = _mcp_server_class()
     kit = MemoryToolkit(memory, group_id=group_id, speaker=speaker, source=source)
     server = server_class(name=name, instructions=INSTRUCTIONS)
@@ -179,6 +181,35 @@ def build_server(
             )
         )
 
+    def pin(
+        fact: Annotated[
+            str | None,
+            Field(description="A remembered fact: its statement as recall showed it, or its id."),
+        ] = None,
+        rule: Annotated[
+            str | None, Field(description="Or a new standing rule, in words.")
+        ] = None,
+    ) -> str:
+        return guarded(lambda: kit.pin(fact, rule=rule))
+
+    def unpin(
+        fact: Annotated[
+            str, Field(min_length=1, description="The pinned fact's statement, or its id.")
+        ],
+    ) -> str:
+        return guarded(lambda: kit.unpin(fact))
+
+    def feedback(
+        item: Annotated[
+            str,
+            Field(min_length=1, description="A fact's statement as recall showed it, or a fact "
+                  "or episode id."),
+        ],
+        useful: Annotated[bool, Field(description="Whether it helped.")],
+        note: Annotated[str | None, Field(description="Why, in a few words.")] = None,
+    ) -> str:
+        return guarded(lambda: kit.feedback(item, useful, note=note))
+
     # (tool, writes?, destroys?): the annotations hosts use to ask before a call.
     for tool, writes, destroys in (
         (remember, True, False),
@@ -187,6 +218,9 @@ def build_server(
         (forget, True, True),
         (record_experience, True, False),
         (recall_experiences, False, False),
+        (pin, True, False),
+        (unpin, True, False),
+        (feedback, True, False),
     ):
         hints = (
             annotations(read_only_hint=False, destructive_hint=destroys)

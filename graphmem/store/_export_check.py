@@ -27,7 +27,7 @@ from ._export_rows import (
 __all__ = ["EPISODE_KINDS", "EPISODE_STATUSES", "EXPORT_TYPES", "LINK_KINDS", "validate_export"]
 
 EXPORT_TYPES = ("episode", "entity", "fact", "provenance", "ending", "link", "mention")
-EPISODE_KINDS = ("message", "text", "json", "event", "fact", "experience")
+EPISODE_KINDS = ("message", "text", "json", "event", "fact", "experience", "pin", "feedback")
 EPISODE_STATUSES = ("pending", "extracted", "failed")
 LINK_KINDS = ("SUPERSEDES", "CONTRADICTS")
 _MS_MIN, _MS_MAX = to_ms(parse_datetime("0001-01-02")), to_ms(parse_datetime("9999-12-30"))

@@ -45,7 +45,8 @@ def test_tools_and_schemas(memory: GraphMemory) -> None:
 
     tools = {tool.name: tool for tool in _with_client(memory, body)}
     assert set(tools) == {
-        "remember", "recall", "history", "forget", "record_experience", "recall_experiences"
+        "remember", "recall", "history", "forget", "record_experience", "recall_experiences",
+        "pin", "unpin", "feedback",
     }
     remember = tools["remember"].input_schema
     assert remember["type"] == "object" and remember["required"] == ["text"]
