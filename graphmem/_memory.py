@@ -21,28 +21,27 @@ from ._config import Settings
 from ._connect import open_checked
 from ._embed import Embedder, check_embedder, embedder_name
 from ._errors import ConfigError, InputError
+from ._memory_experience import ExperienceCalls
+from ._memory_usage import UsageCalls
 from ._models import (
     USAGE_FIELDS,
     EpisodeRecord,
-    Experience,
     FactRecord,
     ForgetResult,
     IngestResult,
-    PinnedFact,
     RecallResult,
     Scalar,
 )
 from ._predicates import Predicate, PredicateRegistry
 from ._retrieve import RetrievalConfig, Retriever
-from ._time import record_ms, utcnow
+from ._time import record_ms
 from .store import GraphStore, TimeView, open_store
 from .store._base import EpisodeRow
 
 if TYPE_CHECKING:
     import networkx as nx  # only GraphMemory.to_networkx's return type
 
-    from ._experience import ExperienceRecall, ExperienceWeights
-    from ._models import Outcome
+    from ._experience import ExperienceRecall
     from .extract import Extractor
 
 # The write, forget and experience stages are imported where they are first used: a process
@@ -51,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["GraphMemory"]
 
 
-class GraphMemory:
+class GraphMemory(ExperienceCalls, UsageCalls):
     """Long-term memory as a temporal knowledge graph.
 
     ``GraphMemory("sqlite:///memory.db")`` (or no argument: ``GRAPHMEM_STORE``, else
@@ -194,93 +193,6 @@ class GraphMemory:
             items, on_invalid=on_invalid, group_id=group_id, extractor=self._extractor
         )
         return line_up(self._ingest_many(rows), invalid)
-
-    def add_experience(
-        self,
-        task: str,
-        *,
-        state: Mapping[str, Any] | None = None,
-        params: Mapping[str, Any] | None = None,
-        outcome: Mapping[str, Any] | None = None,
-        payload: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        run_id: str | int | None = None,
-        episode: str | int | None = None,
-        group_id: str = "default",
-        occurred_at: datetime | None = None,
-        source: str | None = None,
-    ) -> IngestResult:
-        """Store one attempt: what was tried (``params``), in what ``state``, and what came of
-        it (``outcome``; ``outcome["success"]`` is its success flag).
-
-        Arrays stay ordered. ``payload`` (trajectories, observations) and ``meta`` (fields only
-        to filter on) are stored and returned but not indexed or turned into facts. The
-        attempt is the subject ``run <run_id> episode <episode>`` (its own id when either is
-        missing), so runs never supersede each other; recording the same run and episode again
-        supersedes the changed values, with history. ``occurred_at`` defaults to now; the same
-        record sent again with the same ``occurred_at`` is stored once. Bad input raises
-        ``InputError`` naming the argument, before anything is stored.
-        """
-        from ._episode_input import episode_row
-        from ._experience import experience_record
-
-        content, metadata = experience_record(
-            task,
-            state=state,
-            params=params,
-            outcome=outcome,
-            payload=payload,
-            meta=meta,
-            run_id=run_id,
-            episode=episode,
-        )
-        # Without a time, now: the same attempt made twice is two attempts (an explicit time
-        # makes a resend of one record idempotent instead).
-        when = occurred_at if occurred_at is not None else utcnow()
-        row = episode_row(content, group_id, source, "experience", when, metadata)
-        return self._ingest(row, None)
-
-    def recall_experiences(
-        self,
-        query: str = "",
-        *,
-        state: Mapping[str, Any] | None = None,
-        k: int = 5,
-        outcome: Outcome = "any",
-        filters: Mapping[str, Any] | None = None,
-        weights: ExperienceWeights | None = None,
-        group_id: str = "default",
-        as_of: datetime | None = None,
-        include_payload: bool = False,
-    ) -> list[Experience]:
-        """The ``k`` past attempts most like this one, whole, best first.
-
-        Ranked by text relevance to ``query``, nearness to ``state`` (named numeric fields and
-        vectors, e.g. ``{"object_pos": [x, y, z]}``) and recency, mixed by ``weights``;
-        ``outcome`` keeps successes (``"success_only"``) or failures (``"failure_only"``) or
-        puts the successes among the ``k`` best matches first (``"success_first"``).
-        ``filters`` (the recall filter language, over paths like ``state.object``,
-        ``params.force``, ``outcome.success``, ``meta.seed``) hold for every returned attempt.
-        ``as_of``: only attempts that had happened by then. No model is called unless the
-        weights give embedding similarity a share.
-        """
-        from ._experience import ExperienceRecall, ExperienceWeights
-
-        if weights is not None and not isinstance(weights, ExperienceWeights):
-            raise InputError(f"weights must be ExperienceWeights, got {type(weights).__name__}")
-        if self._experiences is None:
-            self._experiences = ExperienceRecall(self._ready(), self.embedder)
-        return self._experiences.search(
-            check_group(group_id),
-            query,
-            state=state,
-            k=k,
-            outcome=outcome,
-            filters=filters,
-            weights=weights if weights is not None else ExperienceWeights(),
-            as_of=as_of,
-            include_payload=include_payload,
-        )
 
     def add_fact(
         self,
@@ -534,58 +446,4 @@ class GraphMemory:
 
         return to_networkx(
             self, group_id=group_id, as_of=as_of, include_history=include_history
-        )
-
-    # ------------------------------------------------------------------ usage (issue 16)
-    # Pins and feedback (graphmem/_usage.py) write episodes of kind pin / feedback only.
-    def pin(
-        self, fact_id: str, *, group_id: str | None = None, source: str | None = None
-    ) -> PinnedFact:
-        """Pin a fact: it appears in every ``recall(...).to_context()`` of its group, first,
-        whatever the query; when it is superseded or corrected, recall shows what replaced it
-        and says it changed. ``group_id``: None (the fact's own group) or the group it must be
-        in. Pinning a pinned fact changes nothing. An unknown fact id is an ``InputError``."""
-        from ._usage import usage_for
-
-        group = None if group_id is None else check_group(group_id)
-        usage_for(self._ready()).pin(fact_id, group_id=group, source=source)
-        fact = self.store.fact_records([fact_id], None)[0]
-        return next(p for p in self.pins(group_id=fact.group_id) if p.fact_id == fact.id)
-
-    def unpin(
-        self, fact_id: str, *, group_id: str | None = None, source: str | None = None
-    ) -> bool:
-        """Unpin a fact; False when it was not pinned. The fact itself is unchanged."""
-        from ._usage import usage_for
-
-        group = None if group_id is None else check_group(group_id)
-        return usage_for(self._ready()).pin(fact_id, group_id=group, source=source, pinned=False)
-
-    def pins(self, group_id: str | None = None) -> list[PinnedFact]:
-        """The group's pinned facts (default: ``default``), in pin order, as they stand now."""
-        from ._usage import usage_for
-
-        group = check_group("default" if group_id is None else group_id)
-        return usage_for(self._ready()).pinned_facts(group, None)[0]
-
-    def feedback(
-        self,
-        item_id: str,
-        useful: bool,
-        *,
-        group_id: str | None = None,
-        source: str | None = None,
-        note: str | None = None,
-        at: datetime | None = None,
-    ) -> str:
-        """Say whether a recalled fact or episode (by id) was useful. Later recalls rank it
-        up or down (``RetrievalConfig.feedback_weight``) and a useful one counts as used for
-        the forgetting curve (``decay_half_life``); nothing about what is true changes. ``at``:
-        when it was used (default now). Returns the id of the feedback episode (forget it to
-        take the feedback back)."""
-        from ._usage import usage_for
-
-        group = None if group_id is None else check_group(group_id)
-        return usage_for(self._ready()).feedback(
-            item_id, useful, group_id=group, source=source, note=note, at=at
         )
