@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,38 @@ def test_command_line_keeps_openblas_to_one_thread_unless_told() -> None:
     )
     assert run(env=env).stdout.strip() == "1"
     assert run(env={**env, "OPENBLAS_NUM_THREADS": "2"}).stdout.strip() == "2"
+
+
+# What `graphmem recall` must not load: the write path, forget, experiences, export and import,
+# the file parsers, the extractors and the graph views.
+NOT_FOR_RECALL = [
+    "graphmem._pipeline",
+    "graphmem._episode_input",
+    "graphmem._reconcile",
+    "graphmem._forget",
+    "graphmem._replay",
+    "graphmem._experience",
+    "graphmem.store._export_rows",
+    "graphmem.store._export_check",
+    "graphmem._source_parser",
+    "graphmem.extract.structured",
+    "graphmem._graph_view",
+    *OPTIONAL,
+]
+
+
+def test_recall_command_loads_only_the_read_path(tmp_path: Path) -> None:
+    store = tmp_path / "m.db"
+    from graphmem import GraphMemory
+
+    with GraphMemory(store) as memory:
+        memory.add_episode("I live in Porto.", source="chat")
+    probe = (
+        "import sys, runpy\n"
+        f"sys.argv = ['graphmem', '--store', {str(store)!r}, 'recall', 'where do I live?']\n"
+        "try:\n    runpy.run_module('graphmem.cli', run_name='__main__')\n"
+        "except SystemExit as exc:\n    assert not exc.code, exc.code"
+    )
+    loaded = loaded_after(probe)
+    assert "graphmem._retrieve" in loaded and "graphmem.store.sqlite" in loaded
+    assert not [m for m in NOT_FOR_RECALL if m in loaded]
