@@ -2,6 +2,7 @@
 
     python bench/cli_startup.py --baseline HEAD --out bench/results/cli_startup.json
     python bench/cli_startup.py --baseline HEAD --instructions   # + valgrind instruction counts
+    /tmp/default-venv/bin/python bench/cli_startup.py ...   # a default install (the 3 deps only)
 
 Each command runs ``--runs`` times as a fresh process (``python -m graphmem.cli ...``, what the
 ``graphmem`` console script runs) against a store made by the same code from ``examples/data``
@@ -75,6 +76,14 @@ FLOOR = (
 REFERENCES = {"python -c pass": "pass", "import numpy": "import numpy", "floor": FLOOR}
 WATCHED = ("numpy", "pydantic", "click", "importlib.metadata", "xml.etree.ElementTree",
            "neo4j", "openai", "langchain_core", "tenacity", "networkx")
+
+
+def _distributions() -> int:
+    """How many packages the interpreter sees: pydantic reads every one's entry points when it
+    builds its first model, so a big environment costs a command more CPU."""
+    from importlib.metadata import distributions
+
+    return sum(1 for _ in distributions())
 
 
 def _load() -> str:
@@ -283,6 +292,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             "date": datetime.now().strftime("%Y-%m-%d"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
             f"{platform.python_version()}, load average at start {_load()}",
+            "python": f"{sys.executable} ({_distributions()} distributions installed; a default "
+            "install has graphmem's 3 dependencies and theirs)",
             "before": f"git {args.baseline} ({commit})",
             "after": "working tree (a copy of graphmem/ at the time of the run)",
             "references": references(folder, args.runs, args.instructions),
@@ -293,6 +304,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             ROOT / "graphmem", after / "graphmem",
             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
         )
+        for data in ("cypher", "prompts"):  # top-level since issue 15 (read from the checkout)
+            if (ROOT / data).is_dir():
+                shutil.copytree(ROOT / data, after / data)
         for name, tree in (("before", baseline), ("after", after)):
             report["trees"][name] = bench_tree(name, tree, folder, args.runs, args.instructions)
         report["load_avg_end"] = _load()
