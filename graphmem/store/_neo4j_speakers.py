@@ -29,8 +29,8 @@ class Conversation:
 
     def __init__(self, bolt: BoltRunner) -> None:
         self._bolt = bolt
-        # by group: (episode epoch, highest seq read, name by key)
         self._lock = threading.Lock()
+        # by group: (episode epoch, highest seq read, name by key)
         self._cache: dict[str, tuple[Any, int, dict[str, str]]] = {}
 
     def forget(self) -> None:
