@@ -4,7 +4,7 @@
 dialect here; nothing else in the store looks at the server. What differs (measured, see
 docs/dev/bolt-test-server.md):
 
-- Neo4j 5: vector and full-text indexes are Cypher DDL (``graphmem/cypher/schema/*.cypher``),
+- Neo4j 5: vector and full-text indexes are Cypher DDL (``cypher/schema/*.cypher``),
   named ``graphmem_fact_embedding`` etc.; new indexes are awaited with ``db.awaitIndexes``;
   ``vector.similarity.cosine`` scores ``(1 + cos) / 2``.
 - Neo4j 2026.01 and later: vector indexes also hold ``group_id`` as a filter property

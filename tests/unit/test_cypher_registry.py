@@ -29,11 +29,11 @@ from graphmem.store.neo4j import MIGRATIONS, Neo4jStore, lucene_query
 
 REPO = Path(__file__).resolve().parents[2]
 CYPHER = REPO / "cypher"
+# The Neo4j store and every part of it (the split modules too: a new part is checked the day
+# it is added).
 STORE_SOURCES = [
     REPO / "graphmem" / "store" / "neo4j.py",
-    REPO / "graphmem" / "store" / "_neo4j_dialect.py",
-    REPO / "graphmem" / "store" / "_neo4j_browser.py",
-    REPO / "graphmem" / "store" / "_neo4j_search.py",
+    *sorted((REPO / "graphmem" / "store").glob("_neo4j_*.py")),
 ]
 
 
