@@ -61,7 +61,8 @@ def test_stdio_server_with_the_sdk_client(tmp_path: Path) -> None:
         listed, *results = asyncio.run(asyncio.wait_for(_session(store, errlog), timeout=120))
     tools = {tool.name: tool for tool in listed.tools}
     assert set(tools) == {
-        "remember", "recall", "history", "forget", "record_experience", "recall_experiences"
+        "remember", "recall", "history", "forget", "record_experience", "recall_experiences",
+        "pin", "unpin", "feedback",
     }
     for tool in tools.values():
         assert tool.input_schema["type"] == "object" and tool.input_schema["properties"]
