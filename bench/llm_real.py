@@ -156,9 +156,12 @@ def ingest(
     label: str,
     progress: Path | None,
     deadline: float | None = None,
+    start: int = 0,
 ) -> list[dict[str, Any]]:
+    """``start``: how many of the run's episodes an earlier (resumed) run already ingested."""
     rows: list[dict[str, Any]] = []
-    for i, raw in enumerate(items):
+    total = start + len(items)
+    for i, raw in enumerate(items, start):
         if deadline is not None and time.monotonic() > deadline:
             print(f"[{label}] deadline: stopped after {i} episodes", file=sys.stderr)
             break
@@ -205,7 +208,7 @@ def ingest(
         }
         rows.append(row)
         line = (
-            f"[{label} {i + 1}/{len(items)}] {row['status']:<9} facts+{row['facts_added']} "
+            f"[{label} {i + 1}/{total}] {row['status']:<9} facts+{row['facts_added']} "
             f"calls {row['llm_calls']} tok {row['prompt_tokens']}/{row['completion_tokens']} "
             f"{seconds:.1f}s  {item['content'][:60]!r}"
             + (f"  ERROR {row['error']}" if row["error"] else "")
@@ -508,9 +511,15 @@ def run_all(args: argparse.Namespace, base_url: str | None, model_id: str | None
             load_before = load_avg()
             t0 = time.perf_counter()
             with _memory(args, work, name, base_url, model_id) as mem:
-                if args.rescore:
+                if args.rescore or args.resume:
                     rows = [r for r in read_progress(args.progress) if r.get("run") == name]
-                else:
+                    for row in rows:
+                        row.pop("run", None)
+                if args.resume:  # the store in --work holds these: ingest the rest into it
+                    rows += ingest(
+                        mem, llm_items[len(rows) :], name, args.progress, deadline, len(rows)
+                    )
+                elif not args.rescore:
                     rows = ingest(mem, llm_items, name, args.progress, deadline)
                 done = len(rows)
                 run = evaluate(mem, name, rows, sample, turns[:done], llm=True)
@@ -612,6 +621,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--rescore",
         action="store_true",
         help="no model: score the stores in --work from --progress (a run that was stopped)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a stopped model run: --work's store and --progress's rows are kept, "
+        "only the episodes after them are sent (use a --turns above the first run's)",
     )
     parser.add_argument("--record", type=Path, help="server calls (JSONL)")
     parser.add_argument("--progress", type=Path, help="one JSON line per model episode")

@@ -43,20 +43,10 @@ from .._errors import ConfigError, LLMError
 from .._models import EpisodeRecord, Extraction
 from .._prompts import Prompt, load_prompt
 from ._base import ExtractionContext
-from ._llm_answer import (
-    Answer,
-    ContextLimits,
-    InvalidAnswer,
-    Usage,
-    answer_json_schema,
-    build_messages,
-    charged_to,
-    estimate_tokens,
-    parse_answer,
-    repair_message,
-    to_extraction,
-)
+from ._llm_answer import Answer, InvalidAnswer, answer_json_schema, parse_answer
+from ._llm_convert import Usage, charged_to, to_extraction
 from ._llm_limits import Budget, RateLimiter, shared_rate_limiter
+from ._llm_prompt import ContextLimits, build_messages, estimate_tokens, repair_message
 
 __all__ = ["LLMExtractor"]
 

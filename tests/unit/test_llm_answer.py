@@ -12,19 +12,15 @@ from graphmem._models import EpisodeRecord, FactRecord
 from graphmem._predicates import PredicateRegistry
 from graphmem._prompts import load_prompt
 from graphmem.extract import ExtractionContext
-from graphmem.extract._llm_answer import (
-    Answer,
+from graphmem.extract._llm_answer import Answer, InvalidAnswer, answer_json_schema, parse_answer
+from graphmem.extract._llm_convert import states_time, to_extraction
+from graphmem.extract._llm_json import AnswerFormatError, loads_object, strip_think
+from graphmem.extract._llm_prompt import (
     ContextLimits,
-    InvalidAnswer,
-    answer_json_schema,
     build_messages,
     estimate_tokens,
-    parse_answer,
     repair_message,
-    states_time,
-    to_extraction,
 )
-from graphmem.extract._llm_json import AnswerFormatError, loads_object, strip_think
 
 T0 = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)
 
@@ -148,10 +144,22 @@ def test_a_bad_optional_field_or_fact_is_dropped_with_a_warning_not_a_failure() 
     raw = {
         "entities": [{"name": "Rui", "type": "person"}, {"type": "place"}],
         "facts": [
-            {"subject": "Rui", "predicate": "lives_in", "object": "Porto",
-             "valid_from": "last month", "kind": "probably", "relation": "maybe"},
-            {"subject": "Rui", "predicate": "works_at", "object": "Farfetch",
-             "valid_to": 2019, "statement": "s" * 900, "evidence": "e" * 400},
+            {
+                "subject": "Rui",
+                "predicate": "lives_in",
+                "object": "Porto",
+                "valid_from": "last month",
+                "kind": "probably",
+                "relation": "maybe",
+            },
+            {
+                "subject": "Rui",
+                "predicate": "works_at",
+                "object": "Farfetch",
+                "valid_to": 2019,
+                "statement": "s" * 900,
+                "evidence": "e" * 400,
+            },
             {"predicate": "orphan"},
         ],
     }
