@@ -14,6 +14,7 @@ from .._errors import BudgetExceededError, LLMError
 from .._models import EpisodeRecord, ExtractedEntity, ExtractedFact, Extraction
 from ._base import ExtractionContext
 from ._llm_answer import Answer, Kind, error_line, parse_model_time
+from ._llm_ground import evidence_in, fallback_statement, mentions, usable_statement
 from ._llm_prompt import clip
 
 __all__ = ["Usage", "charged_to", "states_time", "to_extraction"]
@@ -108,6 +109,13 @@ def to_extraction(
     Fact aliases (``F1``) map back to fact ids; an id the prompt did not show is passed on as
     given and the reconciler drops it. A ``valid_from``/``valid_to`` after the episode's time is
     kept only when the episode states a time; otherwise the model made it up and it is dropped.
+
+    Grounding (``_llm_ground``): evidence that is not quoted from this episode is dropped with a
+    warning, and the whole fact is left out (with a warning) when its object or value is not in
+    the episode either: the model restated a fact from elsewhere, and a provenance link would
+    point at an episode that never said it. A statement that is not about the subject (a copy of
+    the episode in the first person, or one that omits the subject or the object) is replaced by
+    one built from subject, predicate and object.
     """
     types: dict[str, str] = {}
     entities: list[ExtractedEntity] = []
@@ -144,6 +152,32 @@ def to_extraction(
                 valid_from = None
             if valid_to is not None and valid_to > reference:
                 valid_to = None
+        target = obj if obj is not None else _text_value(value)
+        evidence = clip(item.evidence, 300) if item.evidence else None
+        if evidence is not None and not evidence_in(evidence, episode.content):
+            raw_target = item.object if item.object is not None else target
+            if (
+                raw_target is not None
+                and obj != context.speaker  # "I"/"me": the speaker, named or not
+                and not mentions(episode.content, raw_target)
+            ):
+                warnings.append(
+                    f"facts.{index}: evidence {clip(evidence, 80)!r} and {raw_target!r} are not "
+                    "in this episode (a fact from elsewhere); left out"
+                )
+                continue
+            warnings.append(
+                f"facts.{index}.evidence: {clip(evidence, 80)!r} is not quoted from this "
+                "episode; dropped"
+            )
+            evidence = None
+        statement = clip(item.statement, 500) if item.statement else ""
+        if not usable_statement(statement, subject, target):
+            built = fallback_statement(subject, item.predicate, target, kind == "negate")
+            log.debug(
+                "graphmem: %s fact %d: statement %r -> %r", episode.id, index, statement, built
+            )
+            statement = built
         relation = None if item.relation == "new" else item.relation
         fact_id = None
         if relation is not None and item.fact_id:
@@ -156,7 +190,7 @@ def to_extraction(
                     predicate=item.predicate,
                     object=obj,
                     value=value,
-                    statement=clip(item.statement, 500) if item.statement else "",
+                    statement=statement,
                     subject_type=types.get(subject, "entity"),
                     object_type=types.get(obj, "entity") if obj is not None else "entity",
                     valid_from=valid_from,
@@ -166,7 +200,7 @@ def to_extraction(
                     relation=relation,
                     related_fact_id=fact_id if relation is not None else None,
                     reason=clip(item.reason, 200) if item.reason else None,
-                    evidence=clip(item.evidence, 300) if item.evidence else None,
+                    evidence=evidence,
                 )
             )
         except ValidationError as exc:
@@ -183,3 +217,10 @@ def to_extraction(
         completion_tokens=usage.completion_tokens,
         warnings=list(answer.warnings) + warnings,
     )
+
+
+def _text_value(value: object) -> str | None:
+    """A value as the words a statement would hold (none for a bare true/false)."""
+    if value is None or isinstance(value, bool):
+        return None
+    return str(value)

@@ -120,14 +120,37 @@ _MAX_OBJECT_WORDS = 6
 
 # Predicates whose target is a literal value rather than an entity.
 _VALUE_PREDICATES = frozenset(
-    {"name", "has_status", "uses_version", "has_endpoint", "has_role", "is", "email", "phone",
-     "birthday", "age"}
+    {
+        "name",
+        "has_status",
+        "uses_version",
+        "has_endpoint",
+        "has_role",
+        "is",
+        "email",
+        "phone",
+        "birthday",
+        "age",
+    }
 )
 _OBJECT_TYPES = {"lives_in": PLACE, "works_at": ORG, "married_to": PERSON}
 # A capitalised-name subject of these predicates is a person.
 _HUMAN_PREDICATES = frozenset(
-    {"lives_in", "works_at", "has_role", "likes", "dislikes", "prefers", "has_pet", "married_to",
-     "name", "age", "email", "phone", "birthday"}
+    {
+        "lives_in",
+        "works_at",
+        "has_role",
+        "likes",
+        "dislikes",
+        "prefers",
+        "has_pet",
+        "married_to",
+        "name",
+        "age",
+        "email",
+        "phone",
+        "birthday",
+    }
 )
 
 # ----------------------------------------------------------------------------- word lists
@@ -135,7 +158,6 @@ _HUMAN_PREDICATES = frozenset(
 
 def _wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
-
 
 
 _KIN = (
@@ -152,18 +174,64 @@ _PETS = (
 _MONTHS = {
     m: i + 1
     for i, m in enumerate(
-        ["january", "february", "march", "april", "may", "june", "july", "august",
-         "september", "october", "november", "december"]
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ]
     )
 }
-_MONTHS.update({"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9,
-                "sept": 9, "oct": 10, "nov": 11, "dec": 12})
-_WEEKDAYS = {d: i for i, d in enumerate(
-    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])}
+_MONTHS.update(
+    {
+        "jan": 1,
+        "feb": 2,
+        "mar": 3,
+        "apr": 4,
+        "jun": 6,
+        "jul": 7,
+        "aug": 8,
+        "sep": 9,
+        "sept": 9,
+        "oct": 10,
+        "nov": 11,
+        "dec": 12,
+    }
+)
+_WEEKDAYS = {
+    d: i
+    for i, d in enumerate(
+        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    )
+}
 _NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a few": 3, "few": 3,
-    "a couple": 2, "a couple of": 2, "several": 3,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a few": 3,
+    "few": 3,
+    "a couple": 2,
+    "a couple of": 2,
+    "several": 3,
 }
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
@@ -217,20 +285,50 @@ _STATUS = (
     r"stuck|failing|passing|ready|pending|paused|released|live|down|approved|rejected|wip"
 )
 _FIXED_PHRASES = (
-    "rock and roll", "rock 'n' roll", "mac and cheese", "salt and pepper", "fish and chips",
-    "peanut butter and jelly", "bread and butter", "pen and paper", "dungeons and dragons",
-    "drum and bass", "rhythm and blues", "black and white", "law and order", "pride and prejudice",
-    "lord of the rings", "bed and breakfast", "arts and crafts", "research and development",
+    "rock and roll",
+    "rock 'n' roll",
+    "mac and cheese",
+    "salt and pepper",
+    "fish and chips",
+    "peanut butter and jelly",
+    "bread and butter",
+    "pen and paper",
+    "dungeons and dragons",
+    "drum and bass",
+    "rhythm and blues",
+    "black and white",
+    "law and order",
+    "pride and prejudice",
+    "lord of the rings",
+    "bed and breakfast",
+    "arts and crafts",
+    "research and development",
 )
 _ATTRIBUTES = {
-    "email": "email", "email address": "email", "e-mail": "email", "e-mail address": "email",
-    "phone": "phone", "phone number": "phone", "mobile number": "phone", "cell": "phone",
-    "birthday": "birthday", "date of birth": "birthday",
-    "job": "has_role", "job title": "has_role", "title": "has_role", "role": "has_role",
-    "position": "has_role", "occupation": "has_role", "profession": "has_role",
-    "employer": "works_at", "company": "works_at",
-    "wife": "married_to", "husband": "married_to", "spouse": "married_to",
-    "age": "age", "name": "name",
+    "email": "email",
+    "email address": "email",
+    "e-mail": "email",
+    "e-mail address": "email",
+    "phone": "phone",
+    "phone number": "phone",
+    "mobile number": "phone",
+    "cell": "phone",
+    "birthday": "birthday",
+    "date of birth": "birthday",
+    "job": "has_role",
+    "job title": "has_role",
+    "title": "has_role",
+    "role": "has_role",
+    "position": "has_role",
+    "occupation": "has_role",
+    "profession": "has_role",
+    "employer": "works_at",
+    "company": "works_at",
+    "wife": "married_to",
+    "husband": "married_to",
+    "spouse": "married_to",
+    "age": "age",
+    "name": "name",
 }
 
 
@@ -272,9 +370,7 @@ _MODIFIERS: dict[str, str] = {
 _BE_NEG = frozenset(
     {"isn't", "isnt", "aren't", "arent", "wasn't", "wasnt", "weren't", "werent", "ain't"}
 )
-_MOD = re.compile(
-    r"(?:\s+|(?='))(?P<m>" + _alternation(_MODIFIERS) + r")(?=\s|$|[,.;:!?])", re.I
-)
+_MOD = re.compile(r"(?:\s+|(?='))(?P<m>" + _alternation(_MODIFIERS) + r")(?=\s|$|[,.;:!?])", re.I)
 
 # ----------------------------------------------------------------------------- triggers
 
@@ -297,42 +393,78 @@ _ROLE = (
 
 
 def _trig(key: str, body: str, subjects: frozenset[str], needs_be: bool = False) -> _Trigger:
-    return _Trigger(key, re.compile(_SEP0 + "(?:" + body + r")(?=\s|$|[,.;:!?])", re.I),
-                    subjects, needs_be)
+    return _Trigger(
+        key, re.compile(_SEP0 + "(?:" + body + r")(?=\s|$|[,.;:!?])", re.I), subjects, needs_be
+    )
 
 
 _TRIGGERS: tuple[_Trigger, ...] = (
     _trig("prefers", r"(?:'d|would)\s+(?:much\s+)?(?:prefer|rather(?:\s+have)?)", _P),
-    _trig("dislikes", r"(?:can't|cannot|can\s+not)\s+stand|hate|hates|dislike|dislikes|detest|"
-          r"detests|loathe|loathes|(?P<past>hated|disliked|detested|loathed)", _P),
-    _trig("left", r"(?:left|quit|resigned\s+from|retired\s+from|laid\s+off\s+(?:from|by)|"
-          r"fired\s+from)(?!\s+\w+ing\b)(?P<job>\s+my\s+(?:job|position|role|post)\s+(?:at|with))?",
-          _P),
+    _trig(
+        "dislikes",
+        r"(?:can't|cannot|can\s+not)\s+stand|hate|hates|dislike|dislikes|detest|"
+        r"detests|loathe|loathes|(?P<past>hated|disliked|detested|loathed)",
+        _P,
+    ),
+    _trig(
+        "left",
+        r"(?:left|quit|resigned\s+from|retired\s+from|laid\s+off\s+(?:from|by)|"
+        r"fired\s+from)(?!\s+\w+ing\b)(?P<job>\s+my\s+(?:job|position|role|post)\s+(?:at|with))?",
+        _P,
+    ),
     _trig("move_out", r"(?:moved|move)\s+(?:out\s+of|away\s+from)", _P),
-    _trig("move", r"(?:moved|relocated)\s+(?:(?:back|over|here|permanently)\s+)?"
-          r"(?:from\s+.+?\s+)?to", _P),
-    _trig("live", r"(?:live|lives|living|reside|resides|residing|(?P<past>lived|resided))\s+"
-          r"(?:in|at)", _P),
+    _trig(
+        "move",
+        r"(?:moved|relocated)\s+(?:(?:back|over|here|permanently)\s+)?"
+        r"(?:from\s+.+?\s+)?to",
+        _P,
+    ),
+    _trig(
+        "live",
+        r"(?:live|lives|living|reside|resides|residing|(?P<past>lived|resided))\s+"
+        r"(?:in|at)",
+        _P,
+    ),
     _trig("live", r"based\s+(?:in|out\s+of)", _P, needs_be=True),
-    _trig("likes", r"(?:a\s+(?:big\s+|huge\s+|great\s+|massive\s+|real\s+|total\s+)?fan\s+of|"
-          r"into|crazy\s+about|passionate\s+about|obsessed\s+with|fond\s+of|keen\s+on|"
-          r"a\s+(?:big\s+)?lover\s+of)", _P, needs_be=True),
+    _trig(
+        "likes",
+        r"(?:a\s+(?:big\s+|huge\s+|great\s+|massive\s+|real\s+|total\s+)?fan\s+of|"
+        r"into|crazy\s+about|passionate\s+about|obsessed\s+with|fond\s+of|keen\s+on|"
+        r"a\s+(?:big\s+)?lover\s+of)",
+        _P,
+        needs_be=True,
+    ),
     _trig("role_at", r"(?:a|an)\s+" + _ROLE + r"\s+(?:at|for|with)", _P, needs_be=True),
     _trig("work_as", r"(?:work|works|working|(?P<past>worked))\s+as\s+(?:a|an)", _P),
     _trig("work", r"(?:work|works|working|(?P<past>worked))\s+(?:at|for)", _P),
-    _trig("join", r"joined|started\s+(?:at|with)|started\s+(?:a\s+)?(?:new\s+)?(?:job|position|"
-          r"role)\s+(?:at|with)|got\s+(?:a\s+)?(?:new\s+)?(?:job|position|role)\s+(?:at|with)|"
-          r"hired\s+(?:at|by)|employed\s+(?:at|by)", _P),
-    _trig("likes", r"like|likes|liking|love|loves|loving|enjoy|enjoys|enjoying|adore|adores|"
-          r"(?P<past>liked|loved|enjoyed|adored)", _P),
+    _trig(
+        "join",
+        r"joined|started\s+(?:at|with)|started\s+(?:a\s+)?(?:new\s+)?(?:job|position|"
+        r"role)\s+(?:at|with)|got\s+(?:a\s+)?(?:new\s+)?(?:job|position|role)\s+(?:at|with)|"
+        r"hired\s+(?:at|by)|employed\s+(?:at|by)",
+        _P,
+    ),
+    _trig(
+        "likes",
+        r"like|likes|liking|love|loves|loving|enjoy|enjoys|enjoying|adore|adores|"
+        r"(?P<past>liked|loved|enjoyed|adored)",
+        _P,
+    ),
     _trig("prefers", r"prefer|prefers|preferring", _P),
     _trig("uses", r"use|uses|using", frozenset({"fp", "name"})),
     _trig("married", r"married\s+to", _P | {"name"}, needs_be=True),
     _trig("status", r"(?P<status>" + _STATUS + r")", _THIRD, needs_be=True),
-    _trig("version", r"(?:on|at|running|using)\s+(?:version\s+|v(?=\d))?(?P<ver>v?\d[\w.+-]*)",
-          _THIRD, needs_be=True),
-    _trig("version", r"(?:runs|uses|running|using)\s+(?:version\s+|v(?=\d))(?P<ver>v?\d[\w.+-]*)",
-          _THIRD),
+    _trig(
+        "version",
+        r"(?:on|at|running|using)\s+(?:version\s+|v(?=\d))?(?P<ver>v?\d[\w.+-]*)",
+        _THIRD,
+        needs_be=True,
+    ),
+    _trig(
+        "version",
+        r"(?:runs|uses|running|using)\s+(?:version\s+|v(?=\d))(?P<ver>v?\d[\w.+-]*)",
+        _THIRD,
+    ),
     _trig("is_a", r"(?:a|an)", frozenset({"name", "kin", "pet"}), needs_be=True),
 )
 
@@ -436,13 +568,27 @@ _AGE = re.compile(
 # "Ana is my sister" → Ana sister_of <speaker>; "Rui is my manager" → <speaker> has_manager Rui
 # (predicate families, issue 13). "Ana is my cousin, not my sister" corrects the relation.
 _RELATIONS: dict[str, str] = {
-    "sister": "sister_of", "brother": "brother_of", "sibling": "sibling_of",
-    "cousin": "cousin_of", "mother": "mother_of", "mom": "mother_of", "mum": "mother_of",
-    "father": "father_of", "dad": "father_of", "son": "son_of", "daughter": "daughter_of",
-    "aunt": "aunt_of", "uncle": "uncle_of", "niece": "niece_of", "nephew": "nephew_of",
-    "grandmother": "grandmother_of", "grandma": "grandmother_of",
-    "grandfather": "grandfather_of", "grandpa": "grandfather_of",
-    "manager": "has_manager", "boss": "has_manager",
+    "sister": "sister_of",
+    "brother": "brother_of",
+    "sibling": "sibling_of",
+    "cousin": "cousin_of",
+    "mother": "mother_of",
+    "mom": "mother_of",
+    "mum": "mother_of",
+    "father": "father_of",
+    "dad": "father_of",
+    "son": "son_of",
+    "daughter": "daughter_of",
+    "aunt": "aunt_of",
+    "uncle": "uncle_of",
+    "niece": "niece_of",
+    "nephew": "nephew_of",
+    "grandmother": "grandmother_of",
+    "grandma": "grandmother_of",
+    "grandfather": "grandfather_of",
+    "grandpa": "grandfather_of",
+    "manager": "has_manager",
+    "boss": "has_manager",
 }
 _REL = r"(?i:" + "|".join(sorted(_RELATIONS, key=len, reverse=True)) + r")"
 _REL_NAME = r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?"
@@ -459,8 +605,17 @@ _MY_RELATION_IS = re.compile(
 # ----------------------------------------------------------------------------- sentences
 
 _NORMALIZE = str.maketrans(
-    {"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ",
-     "\u2026": ".", "\t": " ", "\r": " "}
+    {
+        "\u2019": "'",
+        "\u2018": "'",
+        "\u02bc": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u00a0": " ",
+        "\u2026": ".",
+        "\t": " ",
+        "\r": " ",
+    }
 )
 _SENT_END = re.compile(r"[.!?]+(?=[\s\"')\]]|$)|\n+")
 _ABBREV = _wordset(
@@ -530,8 +685,10 @@ _CONTRAST_TAIL = re.compile(
 
 # ----------------------------------------------------------------------------- time phrases
 
-_NUM = r"(?:\d{1,3}|a\s+couple(?:\s+of)?|a\s+few|several|an?|one|two|three|four|five|six|seven|" \
-       r"eight|nine|ten|eleven|twelve)"
+_NUM = (
+    r"(?:\d{1,3}|a\s+couple(?:\s+of)?|a\s+few|several|an?|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten|eleven|twelve)"
+)
 _MONTH_RX = _alternation(_MONTHS)
 _WEEKDAY_RX = _alternation(_WEEKDAYS)
 _TIME = re.compile(
@@ -729,7 +886,7 @@ def _strip_lead(text: str) -> tuple[str, bool]:
         if not match or match.end() == 0:
             return text, correcting
         correcting = correcting or bool(match.group("corr"))
-        text = text[match.end():]
+        text = text[match.end() :]
 
 
 def _place(rest: str) -> str | None:
@@ -791,8 +948,20 @@ def _np_name(np: str, speaker: str) -> tuple[str, bool]:
     words = np.split()
     mine = False
     while words and words[0].lower() in (
-        "the", "our", "my", "your", "its", "their", "this", "that", "these", "those", "new",
-        "current", "a", "an",
+        "the",
+        "our",
+        "my",
+        "your",
+        "its",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "new",
+        "current",
+        "a",
+        "an",
     ):
         mine = mine or words[0].lower() == "my"
         words = words[1:]
@@ -949,8 +1118,9 @@ class RulesExtractor:
         if not text or not text.strip():
             return []
         speaker = (context.speaker or "").strip() or "user"
-        state = _State(speaker=speaker, ref=episode.reference_time, context=context,
-                       use_previous=use_previous)
+        state = _State(
+            speaker=speaker, ref=episode.reference_time, context=context, use_previous=use_previous
+        )
         for who, segment in _segments(text.translate(_NORMALIZE), speaker):
             state.speaker = who
             state.at_start = True
@@ -1049,13 +1219,26 @@ class RulesExtractor:
             return [_Draft(sp, PERSON, "age", value=int(match.group("n")), subject_kind="fp")]
         match = _PET_NAME_IS.match(text) if mine and "name" in lower else None
         if match:
-            return [_Draft(sp, PERSON, "has_pet", object=match.group("n"), subject_kind="fp",
-                           detail=match.group("kind").lower())]
+            return [
+                _Draft(
+                    sp,
+                    PERSON,
+                    "has_pet",
+                    object=match.group("n"),
+                    subject_kind="fp",
+                    detail=match.group("kind").lower(),
+                )
+            ]
         fav = "fav" in lower
         match = _FAVORITE.match(text) if fav else None
         if match:
-            return self._favorite(match.group("owner"), match.group("t"), match.group("rest"),
-                                  bool(match.group("neg")), st)
+            return self._favorite(
+                match.group("owner"),
+                match.group("t"),
+                match.group("rest"),
+                bool(match.group("neg")),
+                st,
+            )
         match = _FAVORITE_REV.match(text) if fav else None
         if match:
             return self._favorite(None, match.group("t"), match.group("x"), False, st)
@@ -1071,8 +1254,9 @@ class RulesExtractor:
             place = _place(match.group("x"))
             if place is None:
                 return []
-            return [_Draft(sp, PERSON, "lives_in", object=place, object_type=PLACE,
-                           subject_kind="fp")]
+            return [
+                _Draft(sp, PERSON, "lives_in", object=place, object_type=PLACE, subject_kind="fp")
+            ]
         match = _ENDPOINT.match(text) if "/" in text else None
         if match:
             return self._endpoint(match, st)
@@ -1084,12 +1268,26 @@ class RulesExtractor:
             explicit = re.search(r"(?i:version|\sv\d)", match.group()) is not None
             if tech is None or not (explicit or tech[:1].isupper() or "." in match.group("ver")):
                 return []
-            return [_Draft(tech, ENTITY, "uses_version", value=_strip_v(match.group("ver")),
-                           subject_kind="name")]
+            return [
+                _Draft(
+                    tech,
+                    ENTITY,
+                    "uses_version",
+                    value=_strip_v(match.group("ver")),
+                    subject_kind="name",
+                )
+            ]
         match = _BARE_VERSION.match(text)
         if match:
-            return [_Draft("version", ENTITY, "uses_version", value=_strip_v(match.group("ver")),
-                           subject_kind="np")]
+            return [
+                _Draft(
+                    "version",
+                    ENTITY,
+                    "uses_version",
+                    value=_strip_v(match.group("ver")),
+                    subject_kind="np",
+                )
+            ]
         match = _NP_VERSION.match(text)
         if match:
             name, _mine = _np_name(match.group("x"), sp)
@@ -1097,8 +1295,15 @@ class RulesExtractor:
             if name.lower() in _PRONOUNS or name.lower() in ("i", "we"):
                 return []
             kind = "np" if name[:1].islower() else "name"
-            return [_Draft(name, ENTITY, "uses_version", value=_strip_v(match.group("ver")),
-                           subject_kind=kind)]
+            return [
+                _Draft(
+                    name,
+                    ENTITY,
+                    "uses_version",
+                    value=_strip_v(match.group("ver")),
+                    subject_kind=kind,
+                )
+            ]
         return None
 
     def _favorite(
@@ -1113,9 +1318,17 @@ class RulesExtractor:
         if owner is not None and owner in _NAME_STOP:
             return []
         subject = owner or st.speaker
-        return [_Draft(subject, PERSON, predicate, object=obj,
-                       kind="negate" if negated else "assert", negation="not",
-                       subject_kind="name" if owner else "fp")]
+        return [
+            _Draft(
+                subject,
+                PERSON,
+                predicate,
+                object=obj,
+                kind="negate" if negated else "assert",
+                negation="not",
+                subject_kind="name" if owner else "fp",
+            )
+        ]
 
     def _relation(self, match: re.Match[str], st: _State) -> list[_Draft]:
         """A relative or a manager by name; ", not my <other>" makes it a correction."""
@@ -1123,10 +1336,28 @@ class RulesExtractor:
         predicate = _RELATIONS[match.group("rel").lower()]
         kind = "correct" if match.groupdict().get("old") else "assert"
         if predicate == "has_manager":
-            return [_Draft(st.speaker, PERSON, predicate, object=name, object_type=PERSON,
-                           kind=kind, subject_kind="fp")]
-        return [_Draft(name, PERSON, predicate, object=st.speaker, object_type=PERSON,
-                       kind=kind, subject_kind="name")]
+            return [
+                _Draft(
+                    st.speaker,
+                    PERSON,
+                    predicate,
+                    object=name,
+                    object_type=PERSON,
+                    kind=kind,
+                    subject_kind="fp",
+                )
+            ]
+        return [
+            _Draft(
+                name,
+                PERSON,
+                predicate,
+                object=st.speaker,
+                object_type=PERSON,
+                kind=kind,
+                subject_kind="name",
+            )
+        ]
 
     def _attribute(self, match: re.Match[str], st: _State) -> list[_Draft]:
         attr = _squash(match.group("attr").lower())
@@ -1139,27 +1370,42 @@ class RulesExtractor:
             if obj is None or not _is_capitalised(obj):
                 return []
             otype = ORG if predicate == "works_at" else PERSON
-            return [_Draft(sp, PERSON, predicate, object=obj, object_type=otype, kind=kind,
-                           negation="not", subject_kind="fp")]
+            return [
+                _Draft(
+                    sp,
+                    PERSON,
+                    predicate,
+                    object=obj,
+                    object_type=otype,
+                    kind=kind,
+                    negation="not",
+                    subject_kind="fp",
+                )
+            ]
         if predicate == "age":
             number = re.match(r"\s*(\d{1,3})\b", rest)
             if not number:
                 return []
-            return [_Draft(sp, PERSON, "age", value=int(number.group(1)), kind=kind,
-                           subject_kind="fp")]
+            return [
+                _Draft(sp, PERSON, "age", value=int(number.group(1)), kind=kind, subject_kind="fp")
+            ]
         if predicate == "has_role":
             role = _thing(_ARTICLE.sub("", rest.strip()), max_words=4)
             if role is None:
                 return []
-            return [_Draft(sp, PERSON, "has_role", value=role, kind=kind, negation="not",
-                           subject_kind="fp")]
+            return [
+                _Draft(
+                    sp, PERSON, "has_role", value=role, kind=kind, negation="not", subject_kind="fp"
+                )
+            ]
         if predicate == "name":
             return []  # handled by _MY_NAME (capitalised names only)
         token = rest.strip().split()[0].rstrip(".,;!?") if rest.strip() else ""
         if not token:
             return []
-        return [_Draft(sp, PERSON, predicate, value=token, kind=kind, negation="not",
-                       subject_kind="fp")]
+        return [
+            _Draft(sp, PERSON, predicate, value=token, kind=kind, negation="not", subject_kind="fp")
+        ]
 
     def _endpoint(self, match: re.Match[str], st: _State) -> list[_Draft]:
         path = match.group("path").rstrip(".,;:!?)\"'")
@@ -1174,9 +1420,17 @@ class RulesExtractor:
         if subject.lower() in _PRONOUNS:
             subject = "endpoint"
         kind = "np" if subject[:1].islower() else "name"
-        return [_Draft(subject, ENTITY, "has_endpoint", value=path,
-                       kind="negate" if match.group("neg") else "assert", negation="not",
-                       subject_kind=kind)]
+        return [
+            _Draft(
+                subject,
+                ENTITY,
+                "has_endpoint",
+                value=path,
+                kind="negate" if match.group("neg") else "assert",
+                negation="not",
+                subject_kind=kind,
+            )
+        ]
 
     # ------------------------------------------------------------------ the clause grammar
     def _subject(self, text: str, clause: _Clause, st: _State) -> _Subject | None:
@@ -1193,12 +1447,20 @@ class RulesExtractor:
                     if name.split()[0] in _NAME_STOP:
                         name = ""
                     if name:
-                        subject = _Subject(name, "pet" if is_pet else "kin",
-                                           ENTITY if is_pet else PERSON, match.end())
+                        subject = _Subject(
+                            name,
+                            "pet" if is_pet else "kin",
+                            ENTITY if is_pet else PERSON,
+                            match.end(),
+                        )
                 if subject is None:
                     end = match.end("kin") if match.group("kin") else match.end("pet")
-                    subject = _Subject(f"{st.speaker}'s {noun}", "pet" if is_pet else "kin",
-                                       ENTITY if is_pet else PERSON, end)
+                    subject = _Subject(
+                        f"{st.speaker}'s {noun}",
+                        "pet" if is_pet else "kin",
+                        ENTITY if is_pet else PERSON,
+                        end,
+                    )
             elif match.group("np"):
                 name, _mine = _np_name(match.group("np"), st.speaker)
                 if name and name.lower() not in _PRONOUNS:
@@ -1229,7 +1491,7 @@ class RulesExtractor:
                 match = trig.rx.match(text, pos)
                 if match is None:
                     continue
-                drafts = self._apply(trig, match, text[match.end():], subject, mods, st)
+                drafts = self._apply(trig, match, text[match.end() :], subject, mods, st)
                 if drafts is not None:
                     return drafts
             mod = _MOD.match(text, pos)
@@ -1259,8 +1521,11 @@ class RulesExtractor:
         groups = match.groupdict()
         if groups.get("past") and not (cats & {"have", "neg", "never", "ended"}):
             return []  # simple past ("I lived in Paris"): not known to hold now
-        style = "ended" if cats & {"ended"} or re.search(r"\banymore\b|\bany more\b", rest, re.I) \
+        style = (
+            "ended"
+            if cats & {"ended"} or re.search(r"\banymore\b|\bany more\b", rest, re.I)
             else "not"
+        )
         if re.search(r"\b(?:anymore|any\s+more|no\s+more)\b", rest, re.I):
             negated = True
         kind = "negate" if negated else "assert"
@@ -1294,8 +1559,15 @@ class RulesExtractor:
             if drafts and role_as is not None:
                 role = _valid(_cut(role_as.group("role"), _STOP_PLACE), max_words=4)
                 if role is not None:
-                    drafts.append(_Draft(predicate="has_role", value=role, kind=kind,
-                                         subject_type=subject.type, **base))
+                    drafts.append(
+                        _Draft(
+                            predicate="has_role",
+                            value=role,
+                            kind=kind,
+                            subject_type=subject.type,
+                            **base,
+                        )
+                    )
         elif key == "left":
             if negated:
                 return []
@@ -1304,15 +1576,24 @@ class RulesExtractor:
                 return []
             predicate, otype, conf = "works_at", ORG, _WEAK
             found: str = obj
-            prior = self._lookup(st, lambda p: _same(p.target, found)
-                                 and p.predicate in ("lives_in", "works_at"))
+            prior = self._lookup(
+                st, lambda p: _same(p.target, found) and p.predicate in ("lives_in", "works_at")
+            )
             if groups.get("job"):
                 conf = _CONFIDENCE
             elif prior is not None:
                 predicate, otype, conf = prior.predicate, prior.object_type, _CONFIDENCE
-            drafts = [_Draft(object=obj, predicate=predicate, object_type=otype, kind="negate",
-                             confidence=conf, subject_type=subject.type,
-                             **{**base, "negation": "ended"})]
+            drafts = [
+                _Draft(
+                    object=obj,
+                    predicate=predicate,
+                    object_type=otype,
+                    kind="negate",
+                    confidence=conf,
+                    subject_type=subject.type,
+                    **{**base, "negation": "ended"},
+                )
+            ]
         elif key in ("role_at", "work_as"):
             role = match.group("role") if key == "role_at" else None
             org_rest: str | None = rest
@@ -1323,13 +1604,24 @@ class RulesExtractor:
             role_v = _valid(role, max_words=4)
             if role_v is None:
                 return []
-            drafts = [_Draft(predicate="has_role", value=role_v, kind=kind,
-                             subject_type=subject.type, **base)]
+            drafts = [
+                _Draft(
+                    predicate="has_role", value=role_v, kind=kind, subject_type=subject.type, **base
+                )
+            ]
             if org_rest is not None:
                 org = _place(org_rest)
                 if org is not None:
-                    drafts.append(_Draft(predicate="works_at", object=org, object_type=ORG,
-                                         kind=kind, subject_type=subject.type, **base))
+                    drafts.append(
+                        _Draft(
+                            predicate="works_at",
+                            object=org,
+                            object_type=ORG,
+                            kind=kind,
+                            subject_type=subject.type,
+                            **base,
+                        )
+                    )
         elif key in ("likes", "dislikes"):
             predicate = "likes" if key == "likes" else "dislikes"
             drafts = self._list_drafts(rest, predicate, kind, subject, base)
@@ -1343,40 +1635,82 @@ class RulesExtractor:
             obj = _thing(head)
             if obj is None:
                 return []
-            drafts = [_Draft(predicate="prefers", object=obj, kind=kind, detail=detail,
-                             subject_type=subject.type, **base)]
+            drafts = [
+                _Draft(
+                    predicate="prefers",
+                    object=obj,
+                    kind=kind,
+                    detail=detail,
+                    subject_type=subject.type,
+                    **base,
+                )
+            ]
         elif key == "uses":
             obj = _thing(rest, max_words=4)
             if obj is None:
                 return []
-            drafts = [_Draft(predicate="uses", object=obj, kind=kind,
-                             subject_type=subject.type, **base)]
+            drafts = [
+                _Draft(predicate="uses", object=obj, kind=kind, subject_type=subject.type, **base)
+            ]
         elif key == "married":
             obj = _place(rest)
             if obj is None or not _is_capitalised(obj):
                 return []
-            drafts = [_Draft(predicate="married_to", object=obj, object_type=PERSON, kind=kind,
-                             subject_type=subject.type, **base)]
+            drafts = [
+                _Draft(
+                    predicate="married_to",
+                    object=obj,
+                    object_type=PERSON,
+                    kind=kind,
+                    subject_type=subject.type,
+                    **base,
+                )
+            ]
         elif key == "status":
             if not _task_like(subject):
                 return []
             tail = _tidy(rest)
-            if tail and not re.match(r"(?i:by|because|since|on|due|until|for|with|and|but)\b",
-                                     tail):
+            if tail and not re.match(
+                r"(?i:by|because|since|on|due|until|for|with|and|but)\b", tail
+            ):
                 return []
             status = _squash(match.group("status").lower())
-            drafts = [_Draft(predicate="has_status", value=status, kind=kind,
-                             subject_type=subject.type, **base)]
+            drafts = [
+                _Draft(
+                    predicate="has_status",
+                    value=status,
+                    kind=kind,
+                    subject_type=subject.type,
+                    **base,
+                )
+            ]
         elif key == "version":
-            drafts = [_Draft(predicate="uses_version", value=_strip_v(match.group("ver")),
-                             kind=kind, subject_type=subject.type, **base)]
+            drafts = [
+                _Draft(
+                    predicate="uses_version",
+                    value=_strip_v(match.group("ver")),
+                    kind=kind,
+                    subject_type=subject.type,
+                    **base,
+                )
+            ]
         elif key == "is_a":
             obj = _thing(rest, max_words=4)
-            if obj is None or obj.split()[0].lower() in ("bit", "little", "lot", "fan", "kind",
-                                                          "sort", "part", "couple", "few"):
+            if obj is None or obj.split()[0].lower() in (
+                "bit",
+                "little",
+                "lot",
+                "fan",
+                "kind",
+                "sort",
+                "part",
+                "couple",
+                "few",
+            ):
                 return []
-            drafts = [_Draft(predicate="is_a", object=obj, kind=kind,
-                             subject_type=subject.type, **base)]
+            drafts = [
+                _Draft(predicate="is_a", object=obj, kind=kind, subject_type=subject.type, **base)
+            ]
         for draft in drafts:
             draft.subject_type = _subject_type(subject, draft.predicate)
         return drafts
@@ -1400,28 +1734,65 @@ class RulesExtractor:
             new = reader(self_fix.group("new"))
             old = reader(self_fix.group("old"))
             if new is not None:
-                return [_Draft(predicate=predicate, object=new, object_type=otype, kind="correct",
-                               replaces=old, subject_type=subject.type, **base)]
+                return [
+                    _Draft(
+                        predicate=predicate,
+                        object=new,
+                        object_type=otype,
+                        kind="correct",
+                        replaces=old,
+                        subject_type=subject.type,
+                        **base,
+                    )
+                ]
         suffix = _NOT_SUFFIX.match(squashed)
         if suffix and kind == "assert":
             new = reader(suffix.group("new"))
             old = reader(suffix.group("old"))
             if new is not None and old is not None and not _same(new, old):
                 if functional:
-                    return [_Draft(predicate=predicate, object=new, object_type=otype,
-                                   kind="correct", replaces=old, subject_type=subject.type,
-                                   **base)]
+                    return [
+                        _Draft(
+                            predicate=predicate,
+                            object=new,
+                            object_type=otype,
+                            kind="correct",
+                            replaces=old,
+                            subject_type=subject.type,
+                            **base,
+                        )
+                    ]
                 return [
-                    _Draft(predicate=predicate, object=new, object_type=otype, kind="assert",
-                           subject_type=subject.type, **base),
-                    _Draft(predicate=predicate, object=old, object_type=otype, kind="negate",
-                           subject_type=subject.type, **{**base, "negation": "not"}),
+                    _Draft(
+                        predicate=predicate,
+                        object=new,
+                        object_type=otype,
+                        kind="assert",
+                        subject_type=subject.type,
+                        **base,
+                    ),
+                    _Draft(
+                        predicate=predicate,
+                        object=old,
+                        object_type=otype,
+                        kind="negate",
+                        subject_type=subject.type,
+                        **{**base, "negation": "not"},
+                    ),
                 ]
         obj = reader(rest)
         if obj is None:
             return []
-        return [_Draft(predicate=predicate, object=obj, object_type=otype, kind=kind,
-                       subject_type=subject.type, **base)]
+        return [
+            _Draft(
+                predicate=predicate,
+                object=obj,
+                object_type=otype,
+                kind=kind,
+                subject_type=subject.type,
+                **base,
+            )
+        ]
 
     def _list_drafts(
         self, rest: str, predicate: str, kind: str, subject: _Subject, base: dict[str, Any]
@@ -1440,15 +1811,18 @@ class RulesExtractor:
         ]
         if drafts:
             drafts.extend(
-                _Draft(predicate=predicate, object=item, kind="negate",
-                       subject_type=subject.type, **{**base, "negation": "not"})
+                _Draft(
+                    predicate=predicate,
+                    object=item,
+                    kind="negate",
+                    subject_type=subject.type,
+                    **{**base, "negation": "not"},
+                )
                 for item in negated_items
             )
         return drafts
 
-    def _pets(
-        self, text: str, clause: _Clause, st: _State, found: list[_Draft]
-    ) -> list[_Draft]:
+    def _pets(self, text: str, clause: _Clause, st: _State, found: list[_Draft]) -> list[_Draft]:
         if any(d.predicate == "has_pet" for d in found):
             return []
         if any(d.kind == "negate" for d in found):
@@ -1463,8 +1837,16 @@ class RulesExtractor:
                     continue
                 if any(_same(d.target, name) for d in out):
                     continue
-                out.append(_Draft(st.speaker, PERSON, "has_pet", object=name,
-                                  subject_kind="fp", detail=_squash(match.group("kind").lower())))
+                out.append(
+                    _Draft(
+                        st.speaker,
+                        PERSON,
+                        "has_pet",
+                        object=name,
+                        subject_kind="fp",
+                        detail=_squash(match.group("kind").lower()),
+                    )
+                )
         return out
 
     # ------------------------------------------------------------------ corrections
@@ -1501,15 +1883,37 @@ class RulesExtractor:
         old_bare = _ARTICLE.sub("", old)
         new_bare = _ARTICLE.sub("", new)
 
-        def corrected(subject: str, stype: str, predicate: str, *, as_object: bool,
-                      otype: str = ENTITY, kind: str = "name") -> _Draft:
+        def corrected(
+            subject: str,
+            stype: str,
+            predicate: str,
+            *,
+            as_object: bool,
+            otype: str = ENTITY,
+            kind: str = "name",
+        ) -> _Draft:
             if as_object:
-                return _Draft(subject, stype, predicate, object=new_bare, object_type=otype,
-                              kind="correct", replaces=old_bare, subject_kind=kind)
+                return _Draft(
+                    subject,
+                    stype,
+                    predicate,
+                    object=new_bare,
+                    object_type=otype,
+                    kind="correct",
+                    replaces=old_bare,
+                    subject_kind=kind,
+                )
             value: Scalar = _strip_v(new) if predicate == "uses_version" else new
             replaces = _strip_v(old) if predicate == "uses_version" else old
-            return _Draft(subject, stype, predicate, value=value, kind="correct",
-                          replaces=replaces, subject_kind=kind)
+            return _Draft(
+                subject,
+                stype,
+                predicate,
+                value=value,
+                kind="correct",
+                replaces=replaces,
+                subject_kind=kind,
+            )
 
         if pronoun:
             prior = self._lookup(st, lambda p: _same(p.target, old_bare) or _same(p.target, old))
@@ -1531,8 +1935,14 @@ class RulesExtractor:
             if predicate is None:
                 return None
             if predicate.startswith("favorite_") or predicate in ("works_at", "married_to"):
-                return corrected(sp, PERSON, predicate, as_object=True,
-                                 otype=_OBJECT_TYPES.get(predicate, ENTITY), kind="fp")
+                return corrected(
+                    sp,
+                    PERSON,
+                    predicate,
+                    as_object=True,
+                    otype=_OBJECT_TYPES.get(predicate, ENTITY),
+                    kind="fp",
+                )
             return corrected(sp, PERSON, predicate, as_object=False, kind="fp")
         name, _mine = _np_name(np, sp)
         if not name:
@@ -1540,17 +1950,29 @@ class RulesExtractor:
         kind = "np" if name[:1].islower() else "name"
         if _ENDPOINT_NOUN.search(name):
             owner = _ENDPOINT_NOUN.sub("", name).strip()
-            return corrected(owner or "endpoint", ENTITY, "has_endpoint", as_object=False,
-                             kind="np" if not owner or owner[:1].islower() else "name")
+            return corrected(
+                owner or "endpoint",
+                ENTITY,
+                "has_endpoint",
+                as_object=False,
+                kind="np" if not owner or owner[:1].islower() else "name",
+            )
         if _VERSION_NOUN.search(name):
             owner = _VERSION_NOUN.sub("", name).strip()
-            return corrected(owner or "version", ENTITY, "uses_version", as_object=False,
-                             kind="np" if not owner or owner[:1].islower() else "name")
+            return corrected(
+                owner or "version",
+                ENTITY,
+                "uses_version",
+                as_object=False,
+                kind="np" if not owner or owner[:1].islower() else "name",
+            )
         if len(name.split()) > 5:
             return None
         prior = self._lookup(
-            st, lambda p: _same(p.subject, name) and (_same(p.target, old_bare)
-                                                      or _same(p.target, old))
+            st,
+            lambda p: (
+                _same(p.subject, name) and (_same(p.target, old_bare) or _same(p.target, old))
+            ),
         )
         if prior is not None:
             return _from_prior(prior, old_bare, new_bare)
@@ -1599,8 +2021,15 @@ class RulesExtractor:
         for draft in reversed(st.drafts):
             if draft.kind == "negate":
                 continue
-            prior = _Prior(draft.subject, draft.subject_type, draft.predicate, draft.target,
-                           draft.object is not None, draft.object_type, draft.value)
+            prior = _Prior(
+                draft.subject,
+                draft.subject_type,
+                draft.predicate,
+                draft.target,
+                draft.object is not None,
+                draft.object_type,
+                draft.value,
+            )
             if want(prior):
                 return prior
             if latest_only:
@@ -1617,8 +2046,15 @@ class RulesExtractor:
                 continue
             is_object = record.object is not None
             stype = PERSON if record.subject == st.speaker else ENTITY
-            prior = _Prior(record.subject, stype, record.predicate, record.target, is_object,
-                           _OBJECT_TYPES.get(record.predicate, ENTITY), record.value)
+            prior = _Prior(
+                record.subject,
+                stype,
+                record.predicate,
+                record.target,
+                is_object,
+                _OBJECT_TYPES.get(record.predicate, ENTITY),
+                record.value,
+            )
             if want(prior):
                 return prior
         return None
@@ -1635,9 +2071,17 @@ class RulesExtractor:
                 for draft in reversed(self._drafts(episode, sub, use_previous=False)):
                     if draft.kind == "negate":
                         continue
-                    out.append(_Prior(draft.subject, draft.subject_type, draft.predicate,
-                                      draft.target, draft.object is not None, draft.object_type,
-                                      draft.value))
+                    out.append(
+                        _Prior(
+                            draft.subject,
+                            draft.subject_type,
+                            draft.predicate,
+                            draft.target,
+                            draft.object is not None,
+                            draft.object_type,
+                            draft.value,
+                        )
+                    )
         st.previous_cache = out
         return out
 
@@ -1656,25 +2100,39 @@ def _task_like(subject: _Subject) -> bool:
 def _subject_type(subject: _Subject, predicate: str) -> str:
     if subject.kind in ("fp", "kin"):
         return PERSON
-    if subject.kind == "name" and (predicate in _HUMAN_PREDICATES
-                                   or predicate.startswith("favorite_")):
+    if subject.kind == "name" and (
+        predicate in _HUMAN_PREDICATES or predicate.startswith("favorite_")
+    ):
         return PERSON
     return ENTITY
 
 
 def _from_prior(prior: _Prior, old: str, new: str) -> _Draft:
     if prior.is_object:
-        return _Draft(prior.subject, prior.subject_type, prior.predicate, object=new,
-                      object_type=prior.object_type, kind="correct", replaces=prior.target,
-                      subject_kind="name")
+        return _Draft(
+            prior.subject,
+            prior.subject_type,
+            prior.predicate,
+            object=new,
+            object_type=prior.object_type,
+            kind="correct",
+            replaces=prior.target,
+            subject_kind="name",
+        )
     value: Scalar = new
     if isinstance(prior.value, int) and not isinstance(prior.value, bool) and new.isdigit():
         value = int(new)
     elif prior.predicate == "uses_version":
         value = _strip_v(new)
-    return _Draft(prior.subject, prior.subject_type, prior.predicate, value=value,
-                  kind="correct", replaces=prior.target,
-                  subject_kind="np" if prior.subject[:1].islower() else "name")
+    return _Draft(
+        prior.subject,
+        prior.subject_type,
+        prior.predicate,
+        value=value,
+        kind="correct",
+        replaces=prior.target,
+        subject_kind="np" if prior.subject[:1].islower() else "name",
+    )
 
 
 def _episode_text(episode: EpisodeRecord) -> str | None:
@@ -1788,9 +2246,11 @@ def _merge_contrasts(sentences: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def _declarative_head(text: str) -> str | None:
     """ "I live in Osaka, what about you?" → "I live in Osaka"; a real question → None."""
     for match in reversed(list(re.finditer(r",\s*|\s[-–—]+\s", text))):
-        head, tail = text[: match.start()], text[match.end():]
-        if _QUESTION_TAIL.match(tail) and head.strip() and not _QUESTION_START.match(
-            _strip_lead(head)[0]
+        head, tail = text[: match.start()], text[match.end() :]
+        if (
+            _QUESTION_TAIL.match(tail)
+            and head.strip()
+            and not _QUESTION_START.match(_strip_lead(head)[0])
         ):
             return head
     return None
@@ -1843,7 +2303,7 @@ def _clauses(text: str, ref: datetime) -> list[_Clause]:
             when = carried
         future = future or carried_future
         carried, carried_future = None, False
-        evidence = _squash(text[lo:region_hi if region_hi > hi else hi]).strip(" ,;:.!")
+        evidence = _squash(text[lo : region_hi if region_hi > hi else hi]).strip(" ,;:.!")
         clauses.append(_Clause(piece, evidence, when, future, inh))
     return clauses
 
@@ -1853,8 +2313,13 @@ def _pair_never_always(drafts: list[_Draft], start: int) -> None:
     window = drafts[start:]
     for neg in [d for d in window if d.kind == "negate" and d.never]:
         for pos in window:
-            if pos.kind in ("assert", "correct") and pos.always and pos.predicate == neg.predicate \
-                    and _same(pos.subject, neg.subject) and not _same(pos.target, neg.target):
+            if (
+                pos.kind in ("assert", "correct")
+                and pos.always
+                and pos.predicate == neg.predicate
+                and _same(pos.subject, neg.subject)
+                and not _same(pos.target, neg.target)
+            ):
                 pos.kind = "correct"
                 pos.replaces = neg.target
                 drafts.remove(neg)
@@ -1869,8 +2334,7 @@ def _finish(drafts: list[_Draft]) -> list[_Draft]:
             for earlier in list(out):
                 if earlier.kind != "assert" or earlier.predicate != draft.predicate:
                     continue
-                if not _same(earlier.subject, draft.subject) or _same(earlier.target,
-                                                                      draft.target):
+                if not _same(earlier.subject, draft.subject) or _same(earlier.target, draft.target):
                     continue
                 if draft.replaces is None or _same(draft.replaces, earlier.target):
                     draft.replaces = earlier.target
@@ -1887,35 +2351,57 @@ def _finish(drafts: list[_Draft]) -> list[_Draft]:
 _TEMPLATES: dict[str, tuple[str, str, str]] = {
     "lives_in": ("{s} lives in {o}.", "{s} no longer lives in {o}.", "{s} does not live in {o}."),
     "works_at": ("{s} works at {o}.", "{s} no longer works at {o}.", "{s} does not work at {o}."),
-    "has_role": ("{s} works as {ao}.", "{s} no longer works as {ao}.",
-                 "{s} does not work as {ao}."),
+    "has_role": (
+        "{s} works as {ao}.",
+        "{s} no longer works as {ao}.",
+        "{s} does not work as {ao}.",
+    ),
     "likes": ("{s} likes {o}.", "{s} no longer likes {o}.", "{s} does not like {o}."),
-    "dislikes": ("{s} dislikes {o}.", "{s} no longer dislikes {o}.",
-                 "{s} does not dislike {o}."),
+    "dislikes": ("{s} dislikes {o}.", "{s} no longer dislikes {o}.", "{s} does not dislike {o}."),
     "prefers": ("{s} prefers {o}.", "{s} no longer prefers {o}.", "{s} does not prefer {o}."),
     "is_a": ("{s} is {ao}.", "{s} is no longer {ao}.", "{s} is not {ao}."),
-    "has_pet": ("{s} has a pet named {o}.", "{s} no longer has a pet named {o}.",
-                "{s} does not have a pet named {o}."),
+    "has_pet": (
+        "{s} has a pet named {o}.",
+        "{s} no longer has a pet named {o}.",
+        "{s} does not have a pet named {o}.",
+    ),
     "has_status": ("{s} is {o}.", "{s} is no longer {o}.", "{s} is not {o}."),
-    "uses_version": ("{s} is on version {o}.", "{s} is no longer on version {o}.",
-                     "{s} is not on version {o}."),
-    "has_endpoint": ("The endpoint of {s} is {o}.", "The endpoint of {s} is no longer {o}.",
-                     "The endpoint of {s} is not {o}."),
+    "uses_version": (
+        "{s} is on version {o}.",
+        "{s} is no longer on version {o}.",
+        "{s} is not on version {o}.",
+    ),
+    "has_endpoint": (
+        "The endpoint of {s} is {o}.",
+        "The endpoint of {s} is no longer {o}.",
+        "The endpoint of {s} is not {o}.",
+    ),
     "uses": ("{s} uses {o}.", "{s} no longer uses {o}.", "{s} does not use {o}."),
     "name": ("{ps} name is {o}.", "{ps} name is no longer {o}.", "{ps} name is not {o}."),
-    "age": ("{s} is {o} years old.", "{s} is no longer {o} years old.",
-            "{s} is not {o} years old."),
-    "married_to": ("{s} is married to {o}.", "{s} is no longer married to {o}.",
-                   "{s} is not married to {o}."),
+    "age": (
+        "{s} is {o} years old.",
+        "{s} is no longer {o} years old.",
+        "{s} is not {o} years old.",
+    ),
+    "married_to": (
+        "{s} is married to {o}.",
+        "{s} is no longer married to {o}.",
+        "{s} is not married to {o}.",
+    ),
     "is": ("{s} is {o}.", "{s} is no longer {o}.", "{s} is not {o}."),
-    "has_manager": ("{ps} manager is {o}.", "{ps} manager is no longer {o}.",
-                    "{ps} manager is not {o}."),
+    "has_manager": (
+        "{ps} manager is {o}.",
+        "{ps} manager is no longer {o}.",
+        "{ps} manager is not {o}.",
+    ),
 }
 for _word, _predicate in _RELATIONS.items():
     if _predicate == _word + "_of":  # sister_of: "Ana is Maya's sister."
-        _TEMPLATES[_predicate] = (f"{{s}} is {{o}}'s {_word}.",
-                                  f"{{s}} is no longer {{o}}'s {_word}.",
-                                  f"{{s}} is not {{o}}'s {_word}.")
+        _TEMPLATES[_predicate] = (
+            f"{{s}} is {{o}}'s {_word}.",
+            f"{{s}} is no longer {{o}}'s {_word}.",
+            f"{{s}} is not {{o}}'s {_word}.",
+        )
 
 
 def _statement(d: _Draft) -> str:
@@ -1924,24 +2410,37 @@ def _statement(d: _Draft) -> str:
         subject = "the " + subject
     target = d.target
     if d.predicate == "has_endpoint" and d.subject == "endpoint":
-        templates = ("The endpoint is {o}.", "The endpoint is no longer {o}.",
-                     "The endpoint is not {o}.")
+        templates = (
+            "The endpoint is {o}.",
+            "The endpoint is no longer {o}.",
+            "The endpoint is not {o}.",
+        )
     elif d.predicate == "uses_version" and d.subject == "version":
-        templates = ("The version is {o}.", "The version is no longer {o}.",
-                     "The version is not {o}.")
+        templates = (
+            "The version is {o}.",
+            "The version is no longer {o}.",
+            "The version is not {o}.",
+        )
     elif d.predicate == "has_pet" and d.detail:
         pet = _article(d.detail)
-        templates = (f"{{s}} has {pet} named {{o}}.", f"{{s}} no longer has {pet} named {{o}}.",
-                     f"{{s}} does not have {pet} named {{o}}.")
+        templates = (
+            f"{{s}} has {pet} named {{o}}.",
+            f"{{s}} no longer has {pet} named {{o}}.",
+            f"{{s}} does not have {pet} named {{o}}.",
+        )
     elif d.predicate in _TEMPLATES:
         templates = _TEMPLATES[d.predicate]
     else:
         words = d.predicate.replace("_", " ")
-        templates = (f"{{ps}} {words} is {{o}}.", f"{{ps}} {words} is no longer {{o}}.",
-                     f"{{ps}} {words} is not {{o}}.")
+        templates = (
+            f"{{ps}} {words} is {{o}}.",
+            f"{{ps}} {words} is no longer {{o}}.",
+            f"{{ps}} {words} is not {{o}}.",
+        )
     index = 0 if d.kind != "negate" else (1 if d.negation == "ended" else 2)
-    text = templates[index].format(s=subject, o=target, ao=_article(target) if target else "",
-                                   ps=subject + "'s")
+    text = templates[index].format(
+        s=subject, o=target, ao=_article(target) if target else "", ps=subject + "'s"
+    )
     if d.predicate == "prefers" and d.detail and d.kind != "negate":
         text = text[:-1] + f" over {d.detail}."
     return text[:1].upper() + text[1:]

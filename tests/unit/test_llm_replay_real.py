@@ -217,13 +217,10 @@ def test_restated_known_facts_do_not_move_or_duplicate_them(
         assert lisbon.superseded_by == first["lives_at", "Porto"].id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 13 item 4: the 1.5B model copies the episode as the fact's statement ('Quick "
-    "update: I moved to Porto last month.'), and recall's word-coverage gate then drops the "
-    "fact for 'where does Maya live?' (the rules extractor writes 'Maya lives in Porto.')",
-)
 def test_where_does_maya_live_finds_porto(replay_server: _ReplayServer, tmp_path: Path) -> None:
+    """The 1.5B model copies the episode as the fact's statement ("Quick update: I moved to
+    Porto last month."), which recall's word-coverage gate cannot match to "where does Maya
+    live?"; graphmem builds the statement from subject, predicate and object instead."""
     replay = Replay(replay_server, load(MAYA))
     with memory(tmp_path, replay_server) as mem:
         replay.ingest(mem)
@@ -232,20 +229,14 @@ def test_where_does_maya_live_finds_porto(replay_server: _ReplayServer, tmp_path
         assert facts and "Porto" in facts[0].statement
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 13 item 4: a restated known fact is attributed to an episode that does not "
-    "state it (the model's evidence is quoted from an earlier episode); graphmem does not yet "
-    "check that the evidence is in the episode",
-)
 def test_provenance_spans_come_from_their_episode(
     replay_server: _ReplayServer, tmp_path: Path
 ) -> None:
     """Recorded: for "Nice to meet you, Maya. What can I help you with today?" (the assistant)
     the model answers Maya lives_at Lisbon with evidence "Hi! I live in Lisbon."; for "I'm
     planning my mornings. I prefer coffee." it adds lives_at Lisbon and works_at Atlas Robotics
-    with their first episodes' words. Today each becomes a provenance link (a duplicate) from the
-    later episode, so recall's provenance turns point at turns that never said it."""
+    with their first episodes' words. As provenance links from the later episode they would
+    point recall at turns that never said it: such facts are left out, with a warning."""
     replay = Replay(replay_server, load(MAYA))
     with memory(tmp_path, replay_server) as mem:
         replay.ingest(mem)
@@ -259,6 +250,11 @@ def test_provenance_spans_come_from_their_episode(
             and p["span"].lower() not in content[p["episode_id"]].lower()
         ]
         assert wrong == []
+        links = {
+            (p["fact_id"], content[p["episode_id"]]) for p in rows if p.get("type") == "provenance"
+        }
+        lisbon = [f.id for f in mem.facts(include_history=True) if f.object == "Lisbon"]
+        assert [e for f, e in links if f in lisbon] == ["Hi! I live in Lisbon."]
 
 
 # ----------------------------------------------------------------------------- llama-cpp-python
