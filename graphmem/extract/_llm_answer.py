@@ -38,6 +38,8 @@ from .._time import parse_datetime
 from ._llm_json import AnswerFormatError, loads_object
 
 __all__ = [
+    "MAX_ENTITIES",
+    "MAX_FACTS",
     "Answer",
     "AnswerEntity",
     "AnswerFact",
@@ -62,6 +64,9 @@ ISO_DATE = (
     # [.] not \.: llama.cpp's schema-to-grammar converter rejects the escape (0.3.36).
     r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?)?)?$"
 )
+# Items per array (the schema's maxItems; the validator keeps the first ones, with a warning).
+MAX_ENTITIES = 20
+MAX_FACTS = 20
 PREDICATE = r"^[a-z][a-z0-9_]*$"
 FACT_ALIAS = r"^F[0-9]+$"
 
@@ -236,8 +241,10 @@ class Answer(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    entities: list[AnswerEntity]
-    facts: list[AnswerFact]
+    # maxItems: under a grammar, a small model that starts repeating an item must close the
+    # array here instead of looping until the token cap (recorded: tests/fixtures/llm_real).
+    entities: list[AnswerEntity] = Field(max_length=MAX_ENTITIES)
+    facts: list[AnswerFact] = Field(max_length=MAX_FACTS)
     # What validation dropped from them (not in the schema: the model never writes it).
     warnings: SkipJsonSchema[list[str]] = Field(default_factory=list, exclude=True)
 
@@ -250,10 +257,18 @@ class Answer(BaseModel):
             return data
         data = dict(data)
         warnings: list[str] = list(data.get("warnings") or [])
-        for key, model in (("entities", AnswerEntity), ("facts", AnswerFact)):
+        for key, model, most in (
+            ("entities", AnswerEntity, MAX_ENTITIES),
+            ("facts", AnswerFact, MAX_FACTS),
+        ):
             items = data.get(key)
             if not isinstance(items, list):
                 continue  # the field's own validation names the problem
+            if len(items) > most:
+                warnings.append(
+                    f"{key}: {len(items)} items, at most {most} (maxItems); the rest left out"
+                )
+                items = items[:most]
             kept: list[BaseModel] = []
             problems: list[str] = []
             for index, item in enumerate(items):

@@ -305,6 +305,45 @@ def _patterns(node: Any) -> list[str]:
     return []
 
 
+def _arrays(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, dict):
+        found = [node] if node.get("type") == "array" else []
+        return found + [a for v in node.values() for a in _arrays(v)]
+    if isinstance(node, list):
+        return [a for v in node for a in _arrays(v)]
+    return []
+
+
+def test_every_array_of_the_schema_is_capped_and_the_validator_keeps_to_the_cap() -> None:
+    """Recorded runaways repeat entities until the token cap (45 in 640 tokens for the 1.5B
+    model, one 'Mario' after another for SmolLM2). Under a grammar, ``maxItems`` ends the array;
+    a server without a grammar may still send more, and the validator keeps the first ones."""
+    from graphmem.extract._llm_answer import (
+        MAX_ENTITIES,
+        MAX_FACTS,
+        answer_json_schema,
+        parse_answer,
+    )
+
+    schema = answer_json_schema()
+    assert {a["maxItems"] for a in _arrays(schema)} == {MAX_ENTITIES, MAX_FACTS}
+    assert len(_arrays(schema)) == 2
+    (looping,) = load("qwen1.5b_runaway.json")["episodes"]
+    repeated = looping["calls"][0]["content"].count('"name"')
+    assert repeated > MAX_ENTITIES  # what the cap would have cut short
+    fact = {"subject": "Maya", "predicate": "lives_at", "object": "Porto"}
+    answer = parse_answer(
+        json.dumps(
+            {
+                "entities": [{"name": "Maya", "type": "person"}] * (MAX_ENTITIES + 5),
+                "facts": [fact] * (MAX_FACTS + 1),
+            }
+        )
+    )
+    assert (len(answer.entities), len(answer.facts)) == (MAX_ENTITIES, MAX_FACTS)
+    assert [w.split(":")[0] for w in answer.warnings] == ["entities", "facts"]
+
+
 def test_answer_schema_patterns_have_no_backslash_escapes() -> None:
     """Servers turn the JSON schema into a grammar with their own regex translators; a pattern
     without backslash escapes (``[.]`` for a dot, ``[0-9]`` for a digit) is safe in all of
@@ -345,6 +384,10 @@ def test_looping_answer_fails_after_the_repair_and_keeps_the_input(
         assert result.completion_tokens == 640 + 1280
         sent = [r.body for r in replay_server.calls("chat/completions")]
         assert [b["max_tokens"] for b in sent] == [640, 1280]
+        # Recorded at temperature 0 both times, the same loop; the repair is now sampled.
+        assert [b.get("temperature") for b in sent] == [None, 0.7]
+        schema = sent[0]["response_format"]["json_schema"]["schema"]
+        assert _arrays(schema) and all("maxItems" in a for a in _arrays(schema))
         assert mem.facts() == [] and mem.stats()["entities"] == 0
         again = mem.reprocess()
         assert [r.status for r in again] == ["failed"]  # the same loop, replayed
