@@ -451,14 +451,9 @@ def _memory(
         llm_timeout=args.timeout,
         llm_max_retries=args.max_retries,
         llm_concurrency=1,
+        llm_max_completion_tokens=args.max_completion_tokens or 4096,
     )
-    extractor: Any = "llm" if llm else "rules"
-    if llm and args.max_completion_tokens:
-        # What extractor="llm" builds, with the completion cap Settings has no field for.
-        from graphmem.extract.llm import LLMExtractor
-
-        extractor = LLMExtractor.from_settings(settings)
-        extractor.max_completion_tokens = args.max_completion_tokens
+    extractor = "llm" if llm else "rules"
     return GraphMemory(
         work / f"{name}.db",
         embedder=HashEmbedder(),
@@ -596,7 +591,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--max-completion-tokens",
         type=int,
         default=0,
-        help="cap the answer (and 2x for the repair); 0: the extractor's default (4096)",
+        help="llm_max_completion_tokens (2x for the repair after a cut-off answer); 0: 4096",
     )
     parser.add_argument("--max-retries", type=int, default=1, help="llm_max_retries")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
