@@ -440,6 +440,47 @@ def make_fixture(
     return {"about": about, "recorded_from": calls_path.name, "episodes": chosen}
 
 
+# ----------------------------------------------------------------------------- replay
+def recorded_answers(paths: Sequence[Path]) -> dict[tuple[str, int], str | None]:
+    """(episode text, attempt) -> the answer a recorded run's server gave (first one wins)."""
+    answers: dict[tuple[str, int], str | None] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            row = json.loads(line) if line.strip() else {}
+            request = row.get("request") or {}
+            if not request.get("messages") or row.get("status") != 200:
+                continue
+            attempt = 0 if len(request["messages"]) <= 2 else 1
+            choice = (row["response"].get("choices") or [{}])[0]
+            content = (choice.get("message") or {}).get("content")
+            answers.setdefault((prompt_episode(request)["content"], attempt), content)
+    return answers
+
+
+def replay_answers(args: argparse.Namespace) -> dict[str, Any]:
+    """The recorded answers played back to the current code (the test suite's fake server):
+    what graphmem now makes of the same model output, without the model. An episode with no
+    recorded answer gets an empty one and is counted in ``replay_missing``."""
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    answers = recorded_answers(args.replay)
+    missing: list[str] = []
+
+    def respond(body: dict[str, Any]) -> str:
+        episode = prompt_episode(body)["content"]
+        answer = answers.get((episode, 0 if len(body["messages"]) <= 2 else 1))
+        if answer is None:
+            missing.append(episode[:60])
+            return '{"entities": [], "facts": []}'
+        return answer
+
+    with FakeOpenAIServer() as server:
+        server.default = respond
+        report = run_all(args, server.base_url, "replay")
+    report["replay_missing"] = len(missing)
+    return report
+
+
 # ----------------------------------------------------------------------------- runs
 def _memory(
     args: argparse.Namespace, work: Path, name: str, base_url: str | None, model_id: str | None
@@ -623,6 +664,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="continue a stopped model run: --work's store and --progress's rows are kept, "
         "only the episodes after them are sent (use a --turns above the first run's)",
     )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        nargs="+",
+        metavar="CALLS",
+        help="no model: play these --record files' answers back to the current code",
+    )
     parser.add_argument("--record", type=Path, help="server calls (JSONL)")
     parser.add_argument("--progress", type=Path, help="one JSON line per model episode")
     parser.add_argument("--work", type=Path, help="keep the stores here (default: a temp dir)")
@@ -676,6 +724,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         report = run_all(
             args, "http://rescore.invalid/v1" if args.rescore else None, args.model_id or "qwen1.5b"
         )
+    elif args.replay:
+        header["server"] = {"replay": [p.name for p in args.replay]}
+        report = replay_answers(args)
     elif args.base_url:
         header["server"] = {"base_url": args.base_url, "model_id": args.model_id}
         report = run_all(args, args.base_url, args.model_id or "local")
