@@ -156,9 +156,12 @@ def ingest(
     label: str,
     progress: Path | None,
     deadline: float | None = None,
+    start: int = 0,
 ) -> list[dict[str, Any]]:
+    """``start``: how many of the run's episodes an earlier (resumed) run already ingested."""
     rows: list[dict[str, Any]] = []
-    for i, raw in enumerate(items):
+    total = start + len(items)
+    for i, raw in enumerate(items, start):
         if deadline is not None and time.monotonic() > deadline:
             print(f"[{label}] deadline: stopped after {i} episodes", file=sys.stderr)
             break
@@ -205,7 +208,7 @@ def ingest(
         }
         rows.append(row)
         line = (
-            f"[{label} {i + 1}/{len(items)}] {row['status']:<9} facts+{row['facts_added']} "
+            f"[{label} {i + 1}/{total}] {row['status']:<9} facts+{row['facts_added']} "
             f"calls {row['llm_calls']} tok {row['prompt_tokens']}/{row['completion_tokens']} "
             f"{seconds:.1f}s  {item['content'][:60]!r}"
             + (f"  ERROR {row['error']}" if row["error"] else "")
@@ -437,6 +440,47 @@ def make_fixture(
     return {"about": about, "recorded_from": calls_path.name, "episodes": chosen}
 
 
+# ----------------------------------------------------------------------------- replay
+def recorded_answers(paths: Sequence[Path]) -> dict[tuple[str, int], str | None]:
+    """(episode text, attempt) -> the answer a recorded run's server gave (first one wins)."""
+    answers: dict[tuple[str, int], str | None] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            row = json.loads(line) if line.strip() else {}
+            request = row.get("request") or {}
+            if not request.get("messages") or row.get("status") != 200:
+                continue
+            attempt = 0 if len(request["messages"]) <= 2 else 1
+            choice = (row["response"].get("choices") or [{}])[0]
+            content = (choice.get("message") or {}).get("content")
+            answers.setdefault((prompt_episode(request)["content"], attempt), content)
+    return answers
+
+
+def replay_answers(args: argparse.Namespace) -> dict[str, Any]:
+    """The recorded answers played back to the current code (the test suite's fake server):
+    what graphmem now makes of the same model output, without the model. An episode with no
+    recorded answer gets an empty one and is counted in ``replay_missing``."""
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    answers = recorded_answers(args.replay)
+    missing: list[str] = []
+
+    def respond(body: dict[str, Any]) -> str:
+        episode = prompt_episode(body)["content"]
+        answer = answers.get((episode, 0 if len(body["messages"]) <= 2 else 1))
+        if answer is None:
+            missing.append(episode[:60])
+            return '{"entities": [], "facts": []}'
+        return answer
+
+    with FakeOpenAIServer() as server:
+        server.default = respond
+        report = run_all(args, server.base_url, "replay")
+    report["replay_missing"] = len(missing)
+    return report
+
+
 # ----------------------------------------------------------------------------- runs
 def _memory(
     args: argparse.Namespace, work: Path, name: str, base_url: str | None, model_id: str | None
@@ -448,14 +492,9 @@ def _memory(
         llm_timeout=args.timeout,
         llm_max_retries=args.max_retries,
         llm_concurrency=1,
+        llm_max_completion_tokens=args.max_completion_tokens or 4096,
     )
-    extractor: Any = "llm" if llm else "rules"
-    if llm and args.max_completion_tokens:
-        # What extractor="llm" builds, with the completion cap Settings has no field for.
-        from graphmem.extract.llm import LLMExtractor
-
-        extractor = LLMExtractor.from_settings(settings)
-        extractor.max_completion_tokens = args.max_completion_tokens
+    extractor = "llm" if llm else "rules"
     return GraphMemory(
         work / f"{name}.db",
         embedder=HashEmbedder(),
@@ -508,9 +547,15 @@ def run_all(args: argparse.Namespace, base_url: str | None, model_id: str | None
             load_before = load_avg()
             t0 = time.perf_counter()
             with _memory(args, work, name, base_url, model_id) as mem:
-                if args.rescore:
+                if args.rescore or args.resume:
                     rows = [r for r in read_progress(args.progress) if r.get("run") == name]
-                else:
+                    for row in rows:
+                        row.pop("run", None)
+                if args.resume:  # the store in --work holds these: ingest the rest into it
+                    rows += ingest(
+                        mem, llm_items[len(rows) :], name, args.progress, deadline, len(rows)
+                    )
+                elif not args.rescore:
                     rows = ingest(mem, llm_items, name, args.progress, deadline)
                 done = len(rows)
                 run = evaluate(mem, name, rows, sample, turns[:done], llm=True)
@@ -539,6 +584,7 @@ def redact_locomo(report: dict[str, Any]) -> dict[str, Any]:
             continue
         for row in run.get("episodes", []):
             row.pop("content", None)
+            row["warnings"] = len(row.get("warnings") or [])  # they quote the turns
             facts = row.pop("facts", [])
             row["fact_predicates"] = [f["predicate"] for f in facts]
         quality = run.get("quality") or {}
@@ -587,7 +633,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--max-completion-tokens",
         type=int,
         default=0,
-        help="cap the answer (and 2x for the repair); 0: the extractor's default (4096)",
+        help="llm_max_completion_tokens (2x for the repair after a cut-off answer); 0: 4096",
     )
     parser.add_argument("--max-retries", type=int, default=1, help="llm_max_retries")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -612,6 +658,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--rescore",
         action="store_true",
         help="no model: score the stores in --work from --progress (a run that was stopped)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a stopped model run: --work's store and --progress's rows are kept, "
+        "only the episodes after them are sent (use a --turns above the first run's)",
+    )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        nargs="+",
+        metavar="CALLS",
+        help="no model: play these --record files' answers back to the current code",
     )
     parser.add_argument("--record", type=Path, help="server calls (JSONL)")
     parser.add_argument("--progress", type=Path, help="one JSON line per model episode")
@@ -666,6 +725,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         report = run_all(
             args, "http://rescore.invalid/v1" if args.rescore else None, args.model_id or "qwen1.5b"
         )
+    elif args.replay:
+        header["server"] = {"replay": [p.name for p in args.replay]}
+        report = replay_answers(args)
     elif args.base_url:
         header["server"] = {"base_url": args.base_url, "model_id": args.model_id}
         report = run_all(args, args.base_url, args.model_id or "local")

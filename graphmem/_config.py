@@ -28,6 +28,10 @@ ENV_VARS = {
     "llm_api_key": "OPENAI_API_KEY",
     "llm_requests_per_minute": "GRAPHMEM_LLM_RPM",
     "llm_tokens_per_minute": "GRAPHMEM_LLM_TPM",
+    "llm_timeout": "GRAPHMEM_LLM_TIMEOUT",
+    "llm_concurrency": "GRAPHMEM_LLM_CONCURRENCY",
+    "llm_max_completion_tokens": "GRAPHMEM_LLM_MAX_COMPLETION_TOKENS",
+    "llm_temperature": "GRAPHMEM_LLM_TEMPERATURE",
 }
 
 # What each setting accepts, for error messages.
@@ -45,6 +49,8 @@ _ACCEPTS = {
     "llm_max_tokens": "an integer >= 0, or nothing (no limit)",
     "llm_requests_per_minute": "a number >= 0 (0 or unset: no limit)",
     "llm_tokens_per_minute": "a number >= 0 (0 or unset: no limit)",
+    "llm_max_completion_tokens": "an integer >= 1",
+    "llm_temperature": "a number from 0 to 2, or nothing (the server's default)",
     "context_facts": "an integer >= 0",
     "bulk_chunk": "an integer >= 1",
     "llm_concurrency": "an integer >= 1",
@@ -63,6 +69,13 @@ class Settings(BaseModel):
       ``llm`` extractor (``GRAPHMEM_LLM_MODEL``, ``GRAPHMEM_LLM_BASE_URL``, ``OPENAI_API_KEY``).
     - ``llm_requests_per_minute`` / ``llm_tokens_per_minute``: a pace for it
       (``GRAPHMEM_LLM_RPM``, ``GRAPHMEM_LLM_TPM``; 0 or unset: no limit).
+    - ``llm_timeout`` / ``llm_concurrency``: seconds a call may take and calls at once in bulk
+      ingest (``GRAPHMEM_LLM_TIMEOUT``, ``GRAPHMEM_LLM_CONCURRENCY``); a CPU-only local server
+      wants minutes and 1.
+    - ``llm_max_completion_tokens`` / ``llm_temperature``: the extractor's answer cap (the
+      repair call after a cut-off answer gets twice it) and sampling temperature
+      (``GRAPHMEM_LLM_MAX_COMPLETION_TOKENS``, ``GRAPHMEM_LLM_TEMPERATURE``; unset: the
+      server's default).
 
     A bad value (in code or in the environment) raises ``ConfigError`` naming the setting, or
     the variable it came from, and what it accepts; so does an unknown setting name.
@@ -83,6 +96,8 @@ class Settings(BaseModel):
     llm_max_tokens: int | None = Field(default=None, ge=0)
     llm_requests_per_minute: float | None = Field(default=None, ge=0)
     llm_tokens_per_minute: float | None = Field(default=None, ge=0)
+    llm_max_completion_tokens: int = Field(default=4096, ge=1)
+    llm_temperature: float | None = Field(default=None, ge=0, le=2)
     context_facts: int = Field(default=20, ge=0)
     bulk_chunk: int = Field(default=256, ge=1)
     llm_concurrency: int = Field(default=4, ge=1)

@@ -1,5 +1,6 @@
-"""The model's answer: a small flat pydantic model, its JSON schema, the prompt around it, and
-the conversion into graphmem's ``Extraction``. Shared by the ``llm`` and ``langchain`` extractors.
+"""The model's answer: a small flat pydantic model, its JSON schema and its validation. Shared
+by the ``llm`` and ``langchain`` extractors (the prompt is built in ``_llm_prompt``, the answer
+turned into an ``Extraction`` in ``_llm_convert``).
 
 The answer model is deliberately flat (two lists of flat objects, short field names, enums as
 plain strings) so that small local models can follow it. The JSON schema sent to the model is
@@ -17,10 +18,7 @@ from __future__ import annotations
 import copy
 import logging
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -35,26 +33,22 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from .._errors import BudgetExceededError, GraphMemError, LLMError
-from .._models import EpisodeRecord, ExtractedEntity, ExtractedFact, Extraction
-from .._prompts import Prompt
+from .._errors import GraphMemError
 from .._time import parse_datetime
-from ._base import ExtractionContext
 from ._llm_json import AnswerFormatError, loads_object
 
 __all__ = [
+    "MAX_ENTITIES",
+    "MAX_FACTS",
     "Answer",
     "AnswerEntity",
     "AnswerFact",
-    "ContextLimits",
     "InvalidAnswer",
+    "Kind",
     "answer_json_schema",
-    "build_messages",
-    "charged_to",
-    "estimate_tokens",
+    "error_line",
     "parse_answer",
-    "repair_message",
-    "to_extraction",
+    "parse_model_time",
     "validation_text",
 ]
 
@@ -70,6 +64,9 @@ ISO_DATE = (
     # [.] not \.: llama.cpp's schema-to-grammar converter rejects the escape (0.3.36).
     r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?)?)?$"
 )
+# Items per array (the schema's maxItems; the validator keeps the first ones, with a warning).
+MAX_ENTITIES = 20
+MAX_FACTS = 20
 PREDICATE = r"^[a-z][a-z0-9_]*$"
 FACT_ALIAS = r"^F[0-9]+$"
 
@@ -93,22 +90,6 @@ _RELATION_SYNONYMS = {
     "ends": "negates",
 }
 _KIND_SYNONYMS = {"negation": "negate", "negated": "negate", "correction": "correct"}
-_TYPE_SYNONYMS = {
-    "city": "place",
-    "country": "place",
-    "location": "place",
-    "region": "place",
-    "company": "organization",
-    "organisation": "organization",
-    "org": "organization",
-    "employer": "organization",
-    "human": "person",
-    "people": "person",
-    "object": "thing",
-    "item": "thing",
-    "product": "thing",
-}
-_FIRST_PERSON = frozenset({"i", "me", "my", "myself", "mine", "speaker", "the speaker"})
 
 
 _FREE_TEXT = {"reason": 200, "evidence": 300}
@@ -243,9 +224,11 @@ class AnswerFact(BaseModel):
     @classmethod
     def _relation(cls, value: Any, info: ValidationInfo) -> Any:
         value = _null(value)
-        low = value.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(
-            value, str
-        ) else value
+        low = (
+            value.strip().lower().replace("-", "_").replace(" ", "_")
+            if isinstance(value, str)
+            else value
+        )
         low = _RELATION_SYNONYMS.get(low, low) if isinstance(low, str) else low
         if low is None or low in _RELATIONS:
             return low or "new"
@@ -258,8 +241,10 @@ class Answer(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    entities: list[AnswerEntity]
-    facts: list[AnswerFact]
+    # maxItems: under a grammar, a small model that starts repeating an item must close the
+    # array here instead of looping until the token cap (recorded: tests/fixtures/llm_real).
+    entities: list[AnswerEntity] = Field(max_length=MAX_ENTITIES)
+    facts: list[AnswerFact] = Field(max_length=MAX_FACTS)
     # What validation dropped from them (not in the schema: the model never writes it).
     warnings: SkipJsonSchema[list[str]] = Field(default_factory=list, exclude=True)
 
@@ -272,10 +257,18 @@ class Answer(BaseModel):
             return data
         data = dict(data)
         warnings: list[str] = list(data.get("warnings") or [])
-        for key, model in (("entities", AnswerEntity), ("facts", AnswerFact)):
+        for key, model, most in (
+            ("entities", AnswerEntity, MAX_ENTITIES),
+            ("facts", AnswerFact, MAX_FACTS),
+        ):
             items = data.get(key)
             if not isinstance(items, list):
                 continue  # the field's own validation names the problem
+            if len(items) > most:
+                warnings.append(
+                    f"{key}: {len(items)} items, at most {most} (maxItems); the rest left out"
+                )
+                items = items[:most]
             kept: list[BaseModel] = []
             problems: list[str] = []
             for index, item in enumerate(items):
@@ -288,7 +281,7 @@ class Answer(BaseModel):
                         model.model_validate(item, context={"warnings": warnings, "where": where})
                     )
                 except ValidationError as exc:
-                    problems.append(_one_line(where, exc))
+                    problems.append(error_line(where, exc))
             if key == "facts" and items and not kept:
                 raise ValueError("no fact could be used: " + " | ".join(problems[:5]))
             warnings.extend(f"{p}; left out" for p in problems)
@@ -342,89 +335,6 @@ def answer_json_schema() -> dict[str, Any]:
     return copy.deepcopy(_schema())
 
 
-# ----------------------------------------------------------------------------- the prompt
-
-
-@dataclass(frozen=True)
-class ContextLimits:
-    """Caps on what goes into the prompt besides the episode (small models, small windows)."""
-
-    max_facts: int = 20
-    max_fact_chars: int = 3000
-    max_previous: int = 3
-    max_previous_chars: int = 1500
-    max_episode_chars: int = 24000
-
-
-def _iso(when: datetime) -> str:
-    text = when.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    return text.replace(".000Z", "Z")
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
-
-
-def build_messages(
-    prompt: Prompt,
-    episode: EpisodeRecord,
-    context: ExtractionContext,
-    limits: ContextLimits | None = None,
-) -> tuple[list[dict[str, str]], dict[str, str]]:
-    """The chat messages for one episode, and the short fact aliases (``F1`` → fact id) used."""
-    limits = limits or ContextLimits()
-    aliases: dict[str, str] = {}
-    lines: list[str] = []
-    used = 0
-    for fact in context.facts[: limits.max_facts]:
-        alias = f"F{len(aliases) + 1}"
-        since = fact.valid_from.date().isoformat()
-        until = f" until {fact.valid_to.date().isoformat()}" if fact.valid_to else ""
-        line = f"[{alias}] ({fact.predicate}) {_clip(fact.statement, 200)} since {since}{until}"
-        if used + len(line) > limits.max_fact_chars:
-            break
-        aliases[alias] = fact.id
-        lines.append(line)
-        used += len(line) + 1
-    known = "\n".join(lines) or "(none)"
-
-    previous: list[str] = []
-    used = 0
-    recent = context.previous[-limits.max_previous :] if limits.max_previous > 0 else []
-    for earlier in reversed(recent):
-        line = f"- {_iso(earlier.reference_time)}: {_clip(earlier.content, 400)}"
-        if used + len(line) > limits.max_previous_chars:
-            break
-        previous.insert(0, line)
-        used += len(line) + 1
-    content = episode.content
-    if len(content) > limits.max_episode_chars:
-        log.warning(
-            "graphmem: episode %s is %d characters; the prompt carries the first %d",
-            episode.id,
-            len(content),
-            limits.max_episode_chars,
-        )
-        content = content[: limits.max_episode_chars]
-    functional = [p.name for p in context.predicates if p.cardinality == "one"]
-    messages = prompt.render(
-        speaker=context.speaker,
-        reference_time=_iso(episode.reference_time),
-        functional_predicates=", ".join(functional) or "(none)",
-        known_facts=known,
-        previous="\n".join(previous) or "(none)",
-        episode=content,
-    )
-    return messages, aliases
-
-
-def estimate_tokens(messages: list[dict[str, str]], extra_chars: int = 0) -> int:
-    """About four characters a token, plus a few tokens of framing per message."""
-    chars = sum(len(m.get("content") or "") for m in messages) + extra_chars
-    return chars // 4 + 4 * len(messages) + 1
-
-
 # ----------------------------------------------------------------------------- the answer
 
 
@@ -436,7 +346,7 @@ class InvalidAnswer(ValueError):
         self.truncated = truncated
 
 
-def _one_line(where: str, exc: ValidationError) -> str:
+def error_line(where: str, exc: ValidationError) -> str:
     parts = []
     for error in exc.errors()[:3]:
         field = ".".join(str(p) for p in error["loc"])
@@ -472,167 +382,3 @@ def parse_answer(text: str | None, *, truncated: bool = False) -> Answer:
         raise InvalidAnswer(
             "the JSON does not match the schema:\n" + validation_text(exc)
         ) from None
-
-
-def repair_message(error: InvalidAnswer) -> str:
-    """The user turn of the repair call: what was wrong, and what to do."""
-    if error.truncated:
-        return (
-            "Your answer was cut off before the JSON was complete. Answer again with the complete "
-            "JSON object only: fewer, shorter facts; short statements and evidence."
-        )
-    return (
-        f"Your answer could not be used: {error}\n"
-        'Answer again with only the JSON object: {"entities": [...], "facts": [...]}, every '
-        "field as described. No other text."
-    )
-
-
-# ----------------------------------------------------------------------------- conversion
-
-_TIME_WORDS = re.compile(
-    r"\b(1[89]\d\d|2[01]\d\d|\d{1,2}[/.]\d{1,2}|"
-    r"jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|((in|on|since|until|by|from|mid|early|late)[- ])"
-    r"may|may \d{1,2}|june?|july?|aug(ust)?|sep(t|tember)?|"
-    r"oct(ober)?|nov(ember)?|dec(ember)?|monday|tuesday|wednesday|thursday|friday|saturday|"
-    r"sunday|tomorrow|tonight|next|starting|from now|in \w+ (days?|weeks?|months?|years?)|"
-    r"\d{1,2}(:\d\d)?\s*(am|pm)|o'clock)\b",
-    re.IGNORECASE,
-)
-
-
-def states_time(text: str) -> bool:
-    """Whether ``text`` says when something happens (a year, a month, a weekday, "next …")."""
-    return _TIME_WORDS.search(text) is not None
-
-
-def _entity_type(raw: str) -> str:
-    low = re.sub(r"[\s\-]+", "_", raw.strip().lower()) or "entity"
-    return _TYPE_SYNONYMS.get(low, low)
-
-
-def _who(name: str, speaker: str) -> str:
-    return speaker if name.strip().lower() in _FIRST_PERSON else name
-
-
-@dataclass
-class Usage:
-    """LLM requests and tokens spent on one episode: ``calls`` counts every request sent (what
-    the server counts), of which ``retries`` failed and were retried, ``failed`` failed for
-    good and ``repairs`` were repair calls."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    retries: int = 0
-    repairs: int = 0
-    failed: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {
-            "llm_calls": self.calls,
-            "llm_retries": self.retries,
-            "llm_repairs": self.repairs,
-            "llm_failed_calls": self.failed,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-        }
-
-
-@contextmanager
-def charged_to(usage: Usage) -> Iterator[None]:
-    """An episode that fails still reports what it spent: the error carries ``usage``."""
-    try:
-        yield
-    except (LLMError, BudgetExceededError) as exc:
-        exc.usage = usage.as_dict()
-        raise
-
-
-def to_extraction(
-    answer: Answer,
-    episode: EpisodeRecord,
-    context: ExtractionContext,
-    aliases: Mapping[str, str],
-    usage: Usage | None = None,
-) -> Extraction:
-    """Turn a validated answer into graphmem's ``Extraction`` (usage counts left at zero).
-
-    Fact aliases (``F1``) map back to fact ids; an id the prompt did not show is passed on as
-    given and the reconciler drops it. A ``valid_from``/``valid_to`` after the episode's time is
-    kept only when the episode states a time; otherwise the model made it up and it is dropped.
-    """
-    types: dict[str, str] = {}
-    entities: list[ExtractedEntity] = []
-    for entity in answer.entities:
-        name = _who(entity.name, context.speaker)
-        if name in types:
-            continue
-        types[name] = _entity_type(entity.type)
-        entities.append(ExtractedEntity(name=name, type=types[name]))
-    reference = episode.reference_time
-    dated = states_time(episode.content)
-    facts: list[ExtractedFact] = []
-    warnings: list[str] = []
-    for index, item in enumerate(answer.facts):
-        subject = _who(item.subject, context.speaker)
-        obj = _who(item.object, context.speaker) if item.object is not None else None
-        value = None if obj is not None else item.value
-        kind: Kind = item.kind
-        if item.relation == "negates":
-            kind = "negate"
-        elif item.relation == "corrects":
-            kind = "correct"
-        valid_from = parse_model_time(item.valid_from) if item.valid_from else None
-        valid_to = parse_model_time(item.valid_to) if item.valid_to else None
-        if not dated:
-            if valid_from is not None and valid_from > reference:
-                log.info(
-                    "graphmem: %s fact %d: dropped valid_from %s (after the episode, and the "
-                    "episode states no time)",
-                    episode.id,
-                    index,
-                    item.valid_from,
-                )
-                valid_from = None
-            if valid_to is not None and valid_to > reference:
-                valid_to = None
-        relation = None if item.relation == "new" else item.relation
-        fact_id = None
-        if relation is not None and item.fact_id:
-            key = item.fact_id.strip().strip("[]")
-            fact_id = aliases.get(key) or aliases.get(key.upper()) or key
-        try:
-            facts.append(
-                ExtractedFact(
-                    subject=subject,
-                    predicate=item.predicate,
-                    object=obj,
-                    value=value,
-                    statement=_clip(item.statement, 500) if item.statement else "",
-                    subject_type=types.get(subject, "entity"),
-                    object_type=types.get(obj, "entity") if obj is not None else "entity",
-                    valid_from=valid_from,
-                    valid_to=valid_to,
-                    kind=kind,
-                    replaces=item.replaces,
-                    relation=relation,
-                    related_fact_id=fact_id if relation is not None else None,
-                    reason=_clip(item.reason, 200) if item.reason else None,
-                    evidence=_clip(item.evidence, 300) if item.evidence else None,
-                )
-            )
-        except ValidationError as exc:
-            warnings.append(_one_line(f"facts.{index}", exc) + "; left out")
-    usage = usage or Usage()
-    return Extraction(
-        entities=entities,
-        facts=facts,
-        llm_calls=usage.calls,
-        llm_retries=usage.retries,
-        llm_repairs=usage.repairs,
-        llm_failed_calls=usage.failed,
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        warnings=list(answer.warnings) + warnings,
-    )

@@ -25,20 +25,10 @@ from .._errors import GraphMemError, LLMError
 from .._models import EpisodeRecord, Extraction
 from .._prompts import Prompt, load_prompt
 from ._base import ExtractionContext
-from ._llm_answer import (
-    Answer,
-    ContextLimits,
-    InvalidAnswer,
-    Usage,
-    build_messages,
-    charged_to,
-    estimate_tokens,
-    parse_answer,
-    repair_message,
-    to_extraction,
-    validation_text,
-)
+from ._llm_answer import Answer, InvalidAnswer, parse_answer, validation_text
+from ._llm_convert import Usage, charged_to, to_extraction
 from ._llm_limits import Budget
+from ._llm_prompt import ContextLimits, build_messages, estimate_tokens, repair_message
 
 __all__ = ["LangChainExtractor"]
 

@@ -43,20 +43,10 @@ from .._errors import ConfigError, LLMError
 from .._models import EpisodeRecord, Extraction
 from .._prompts import Prompt, load_prompt
 from ._base import ExtractionContext
-from ._llm_answer import (
-    Answer,
-    ContextLimits,
-    InvalidAnswer,
-    Usage,
-    answer_json_schema,
-    build_messages,
-    charged_to,
-    estimate_tokens,
-    parse_answer,
-    repair_message,
-    to_extraction,
-)
+from ._llm_answer import Answer, InvalidAnswer, answer_json_schema, parse_answer
+from ._llm_convert import Usage, charged_to, to_extraction
 from ._llm_limits import Budget, RateLimiter, shared_rate_limiter
+from ._llm_prompt import ContextLimits, build_messages, estimate_tokens, repair_message
 
 __all__ = ["LLMExtractor"]
 
@@ -128,6 +118,10 @@ class LLMExtractor:
     llama.cpp server, Azure's ``/openai/v1/`` alike). ``max_retries`` counts retries after the
     first attempt of each call. ``max_calls``/``max_tokens`` cap what this extractor spends;
     ``requests_per_minute``/``tokens_per_minute`` pace it (or pass a shared ``rate_limiter``).
+    ``max_completion_tokens`` caps each answer (the repair after a cut-off answer gets twice
+    it); ``temperature`` is sent when set. The repair call is sampled at ``repair_temperature``
+    (or ``temperature`` when higher): at temperature 0 a small model that looped until the cap
+    repeats the same loop word for word (recorded: ``tests/fixtures/llm_real``).
     """
 
     name = "llm"
@@ -147,6 +141,7 @@ class LLMExtractor:
         max_tokens: int | None = None,
         max_completion_tokens: int | None = 4096,
         temperature: float | None = None,
+        repair_temperature: float | None = 0.7,
         response_format: ResponseMode = "json_schema",
         rate_limiter: RateLimiter | None = None,
         budget: Budget | None = None,
@@ -172,6 +167,7 @@ class LLMExtractor:
         self.max_retries = int(max_retries)
         self.max_completion_tokens = max_completion_tokens
         self.temperature = temperature
+        self.repair_temperature = repair_temperature
         self.response_format: ResponseMode = response_format
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
@@ -220,6 +216,8 @@ class LLMExtractor:
             max_retries=settings.llm_max_retries,
             max_calls=settings.llm_max_calls,
             max_tokens=settings.llm_max_tokens,
+            max_completion_tokens=settings.llm_max_completion_tokens,
+            temperature=settings.llm_temperature,
             rate_limiter=limiter,
             context_limits=ContextLimits(max_facts=settings.context_facts),
         )
@@ -253,7 +251,7 @@ class LLMExtractor:
             if first.truncated and limit is not None:
                 limit *= 2
             usage.repairs += 1
-            second = self._complete(repair, usage, limit)
+            second = self._complete(repair, usage, limit, self._repair_temperature())
             try:
                 return self._answer(second)
             except InvalidAnswer as exc:
@@ -262,17 +260,27 @@ class LLMExtractor:
                     f"({usage.calls} calls): {exc}"
                 ) from None
 
+    def _repair_temperature(self) -> float | None:
+        chosen = [t for t in (self.temperature, self.repair_temperature) if t is not None]
+        return max(chosen) if chosen else None
+
     def _answer(self, reply: _Reply) -> Answer:
         return parse_answer(reply.content, truncated=reply.finish_reason == "length")
 
     # ------------------------------------------------------------------ one counted call
     def _complete(
-        self, messages: list[dict[str, str]], usage: Usage, max_completion: int | None
+        self,
+        messages: list[dict[str, str]],
+        usage: Usage,
+        max_completion: int | None,
+        temperature: float | None = None,
     ) -> _Reply:
+        """One counted call; ``temperature`` overrides the extractor's (the repair call)."""
         estimate = estimate_tokens(messages)
         self.budget.reserve(estimate)
+        sampling = self.temperature if temperature is None else temperature
         try:
-            response = self._with_retries(messages, estimate, max_completion, usage)
+            response = self._with_retries(messages, estimate, max_completion, usage, sampling)
         except openai.OpenAIError as exc:
             self.budget.release()
             usage.failed += 1
@@ -308,6 +316,7 @@ class LLMExtractor:
         estimate: int,
         max_completion: int | None,
         usage: Usage,
+        temperature: float | None,
     ) -> Any:
         def before_sleep(state: RetryCallState) -> None:
             usage.retries += 1
@@ -324,16 +333,20 @@ class LLMExtractor:
         for attempt in retrying:
             with attempt:
                 self.rate_limiter.acquire(estimate + (max_completion or 0) // 4)
-                return self._send(messages, max_completion, usage)
+                return self._send(messages, max_completion, usage, temperature)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _send(
-        self, messages: list[dict[str, str]], max_completion: int | None, usage: Usage
+        self,
+        messages: list[dict[str, str]],
+        max_completion: int | None,
+        usage: Usage,
+        temperature: float | None,
     ) -> Any:
         mode = self.response_format
         try:
             usage.calls += 1  # every request the server sees, answered or not
-            return self._create(messages, max_completion, mode)
+            return self._create(messages, max_completion, mode, temperature)
         except openai.APIStatusError as exc:
             if mode != "json_schema" or not _rejects_json_schema(exc):
                 raise
@@ -346,10 +359,14 @@ class LLMExtractor:
             self.response_format = "json_object"
             usage.retries += 1  # the rejected request, sent again in the other mode
             usage.calls += 1
-            return self._create(messages, max_completion, "json_object")
+            return self._create(messages, max_completion, "json_object", temperature)
 
     def _create(
-        self, messages: list[dict[str, str]], max_completion: int | None, mode: ResponseMode
+        self,
+        messages: list[dict[str, str]],
+        max_completion: int | None,
+        mode: ResponseMode,
+        temperature: float | None,
     ) -> Any:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
         if mode == "json_schema":
@@ -365,8 +382,8 @@ class LLMExtractor:
             kwargs["response_format"] = {"type": "json_object"}
         if max_completion is not None:
             kwargs[self._limit_param] = max_completion
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
+        if temperature is not None:
+            kwargs["temperature"] = temperature
         return self.client.chat.completions.create(**kwargs)
 
     # ------------------------------------------------------------------ retry policy

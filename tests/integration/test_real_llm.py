@@ -177,13 +177,11 @@ def _memory(path: Path, endpoint: Endpoint) -> GraphMemory:
         llm_timeout=900.0,
         llm_max_retries=1,
         llm_concurrency=1,
+        # Small models sometimes repeat an array until the limit, and the default (4,096
+        # tokens, 8,192 for the repair) takes 10-40 minutes on a CPU.
+        llm_max_completion_tokens=640,
     )
-    # What extractor="llm" builds from these settings, with the answer capped: small models
-    # sometimes repeat an array until the limit, and the default (4,096 tokens, 8,192 for the
-    # repair) takes 10-40 minutes on a CPU. Settings has no field for it.
-    extractor = LLMExtractor.from_settings(settings)
-    extractor.max_completion_tokens = 640
-    return GraphMemory(path, embedder=HashEmbedder(), settings=settings, extractor=extractor)
+    return GraphMemory(path, embedder=HashEmbedder(), settings=settings, extractor="llm")
 
 
 def _at(text: str) -> datetime:

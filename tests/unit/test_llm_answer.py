@@ -12,19 +12,15 @@ from graphmem._models import EpisodeRecord, FactRecord
 from graphmem._predicates import PredicateRegistry
 from graphmem._prompts import load_prompt
 from graphmem.extract import ExtractionContext
-from graphmem.extract._llm_answer import (
-    Answer,
+from graphmem.extract._llm_answer import Answer, InvalidAnswer, answer_json_schema, parse_answer
+from graphmem.extract._llm_convert import states_time, to_extraction
+from graphmem.extract._llm_json import AnswerFormatError, loads_object, strip_think
+from graphmem.extract._llm_prompt import (
     ContextLimits,
-    InvalidAnswer,
-    answer_json_schema,
     build_messages,
     estimate_tokens,
-    parse_answer,
     repair_message,
-    states_time,
-    to_extraction,
 )
-from graphmem.extract._llm_json import AnswerFormatError, loads_object, strip_think
 
 T0 = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)
 
@@ -148,10 +144,22 @@ def test_a_bad_optional_field_or_fact_is_dropped_with_a_warning_not_a_failure() 
     raw = {
         "entities": [{"name": "Rui", "type": "person"}, {"type": "place"}],
         "facts": [
-            {"subject": "Rui", "predicate": "lives_in", "object": "Porto",
-             "valid_from": "last month", "kind": "probably", "relation": "maybe"},
-            {"subject": "Rui", "predicate": "works_at", "object": "Farfetch",
-             "valid_to": 2019, "statement": "s" * 900, "evidence": "e" * 400},
+            {
+                "subject": "Rui",
+                "predicate": "lives_in",
+                "object": "Porto",
+                "valid_from": "last month",
+                "kind": "probably",
+                "relation": "maybe",
+            },
+            {
+                "subject": "Rui",
+                "predicate": "works_at",
+                "object": "Farfetch",
+                "valid_to": 2019,
+                "statement": "s" * 900,
+                "evidence": "e" * 400,
+            },
             {"predicate": "orphan"},
         ],
     }
@@ -328,6 +336,85 @@ def test_a_bad_fact_is_skipped_not_the_episode() -> None:
         {"entities": [], "facts": [item(confidence=3), item(value=float("nan"), object=None)]}
     )
     assert len(got.facts) == 2  # extra keys ignored; NaN is dropped later by prepare_facts
+
+
+# ----------------------------------------------------------------------------- grounding
+
+
+def test_evidence_must_come_from_the_episode() -> None:
+    text = "Hi!  I’m Maya and I LIVE in Lisbon... for now."
+    got = convert(
+        {
+            "entities": [],
+            "facts": [
+                # quoted: case, spacing, quotes and an elision aside
+                item(subject="Maya", object="Lisbon", evidence="i'm maya … live in lisbon"),
+                # paraphrased, but the object is in the episode: the fact stays, undocumented
+                item(subject="Maya", object="Lisbon", evidence="Maya resides in Lisbon"),
+                # quoted from another episode, about something this one never says
+                item(
+                    subject="Maya", predicate="works_at", object="Atlas", evidence="I work at Atlas"
+                ),
+            ],
+        },
+        text=text,
+    )
+    assert [(f.object, f.evidence) for f in got.facts] == [
+        ("Lisbon", "i'm maya … live in lisbon"),
+        ("Lisbon", None),
+    ]
+    assert len(got.warnings) == 2
+    assert got.warnings[0].startswith("facts.1.evidence:") and "dropped" in got.warnings[0]
+    assert got.warnings[1].startswith("facts.2:") and "left out" in got.warnings[1]
+
+
+def test_a_fact_about_the_speaker_without_quoted_evidence_is_kept() -> None:
+    got = convert(
+        {
+            "entities": [],
+            "facts": [item(subject="Leo", predicate="knows", object="I", evidence="x y")],
+        },
+        text="Leo says hello.",
+    )
+    (fact,) = got.facts
+    assert (fact.object, fact.evidence) == ("Alice", None)
+
+
+@pytest.mark.parametrize(
+    ("statement", "kept"),
+    [
+        ("Alice lives in Paris.", True),
+        ("Alice has lived in Paris since she moved there for work.", True),
+        ("Quick update: I moved to Paris last month.", False),  # the episode, copied
+        ("Lives in Paris.", False),  # no subject
+        ("Alice moved.", False),  # no object
+        ("Your friend Alice lives in Paris.", False),
+        ("", False),
+    ],
+)
+def test_a_statement_that_is_not_about_the_subject_is_rebuilt(statement: str, kept: bool) -> None:
+    (fact,) = convert({"entities": [], "facts": [item(statement=statement)]}).facts
+    assert fact.statement == (statement if kept else "Alice lives in Paris.")
+
+
+def test_rebuilt_statements_for_values_and_negations() -> None:
+    got = convert(
+        {
+            "entities": [],
+            "facts": [
+                item(
+                    object=None, predicate="Favourite Colour", value="green", statement="I love it"
+                ),
+                item(kind="negate", predicate="works_at", object="Acme", statement="I quit."),
+                item(kind="negate", object=None, predicate="smokes", statement="I quit."),
+            ],
+        }
+    )
+    assert [f.statement for f in got.facts] == [
+        "Alice favourite colour green.",
+        "Alice no longer works at Acme.",
+        "Alice no longer smokes.",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -638,6 +638,86 @@ def test_from_settings_shares_one_rate_limiter_per_endpoint(monkeypatch: Any) ->
     assert a.budget is not b.budget
 
 
+def test_answer_cap_and_temperature_come_from_settings_and_the_environment(
+    monkeypatch: Any, fake_openai: FakeOpenAIServer, script: Script, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("GRAPHMEM_LLM_MAX_COMPLETION_TOKENS", "640")
+    monkeypatch.setenv("GRAPHMEM_LLM_TEMPERATURE", "0")
+    settings = Settings.from_env(llm_model="m", llm_base_url=fake_openai.base_url)
+    assert (settings.llm_max_completion_tokens, settings.llm_temperature) == (640, 0.0)
+    extractor = LLMExtractor.from_settings(settings)
+    assert (extractor.max_completion_tokens, extractor.temperature) == (640, 0.0)
+    fake_openai.inject(truncated_json)  # cut off at the cap: one repair call
+    with GraphMemory(
+        tmp_path / "m.db", embedder=HashEmbedder(32), settings=settings, extractor="llm"
+    ) as mem:
+        result = mem.add_episode("Alice lives in Paris.", reference_time=when(1))
+    assert result.status == "extracted" and result.llm_repairs == 1
+    sent = [(c.body["max_tokens"], c.body["temperature"]) for c in chat_calls(fake_openai)]
+    # The repair gets twice the cap and a non-zero temperature: at 0 it repeats the same loop.
+    assert sent == [(640, 0.0), (1280, 0.7)]
+
+
+def test_settings_reject_a_bad_answer_cap_or_temperature(monkeypatch: Any) -> None:
+    from graphmem._errors import ConfigError
+
+    monkeypatch.setenv("GRAPHMEM_LLM_TEMPERATURE", "hot")
+    with pytest.raises(ConfigError, match="GRAPHMEM_LLM_TEMPERATURE='hot'"):
+        Settings.from_env()
+    monkeypatch.delenv("GRAPHMEM_LLM_TEMPERATURE")
+    with pytest.raises(ConfigError, match="llm_max_completion_tokens"):
+        Settings(llm_max_completion_tokens=0)
+    with pytest.raises(ConfigError, match="llm_temperature"):
+        Settings(llm_temperature=3)
+
+
+def test_repair_temperature_never_lowers_the_extractors(
+    fake_openai: FakeOpenAIServer, script: Script, tmp_path: Path
+) -> None:
+    def sent_temperatures(**options: Any) -> list[Any]:
+        extractor = LLMExtractor(
+            "m", base_url=fake_openai.base_url, max_retries=0, sleep=lambda _: None, **options
+        )
+        before = len(chat_calls(fake_openai))
+        fake_openai.inject(malformed_json)
+        store = tmp_path / f"m{before}.db"
+        with GraphMemory(store, embedder=HashEmbedder(32), extractor=extractor) as mem:
+            mem.add_episode("Alice lives in Paris.", reference_time=when(1))
+        return [c.body.get("temperature") for c in chat_calls(fake_openai)[before:]]
+
+    assert sent_temperatures() == [None, 0.7]
+    assert sent_temperatures(temperature=1.0) == [1.0, 1.0]
+    assert sent_temperatures(repair_temperature=None) == [None, None]
+
+
+def test_a_slow_local_server_times_out_counted_and_reported(
+    monkeypatch: Any, fake_openai: FakeOpenAIServer, script: Script, tmp_path: Path
+) -> None:
+    """A CPU-only server slower than ``llm_timeout`` (set here from the environment, as the
+    local-model recipe does): the episode fails with the reason, and every request the server
+    saw is counted on the episode and in ``stats()``."""
+    monkeypatch.setenv("GRAPHMEM_LLM_TIMEOUT", "0.5")
+    monkeypatch.setenv("GRAPHMEM_LLM_CONCURRENCY", "1")
+    settings = Settings.from_env(
+        llm_model="m", llm_base_url=fake_openai.base_url, llm_max_retries=1
+    )
+    assert (settings.llm_timeout, settings.llm_concurrency) == (0.5, 1)
+    fake_openai.inject(timeout(3.0), times=2)
+    with GraphMemory(
+        tmp_path / "m.db", embedder=HashEmbedder(32), settings=settings, extractor="llm"
+    ) as mem:
+        result = mem.add_episode("Alice lives in Paris.", reference_time=when(1))
+        assert result.status == "failed"
+        assert "timed out (0.5s) after 2 attempts" in (result.error or "")
+        assert (result.llm_calls, result.llm_retries, result.llm_failed_calls) == (2, 1, 1)
+        assert result.llm_calls == len(chat_calls(fake_openai))
+        usage = mem.stats()["llm_usage"]
+        assert (usage["llm_calls"], usage["llm_failed_calls"]) == (2, 1)
+        again = mem.reprocess()  # the server is fast again
+        assert [r.status for r in again] == ["extracted"]
+        assert places(mem) == [("Paris", True)]
+
+
 class _Headers(dict[str, str]):
     pass
 
