@@ -272,9 +272,13 @@ class Ingestor:
             to_ms(episode.reference_time),
             settings.context_episodes + 1,
         )
-        context.previous = [episode_record(p) for p in previous if p.id != episode.id][
-            -settings.context_episodes :
-        ]
+        # Pins and feedback (kinds ``pin`` / ``feedback``) are notes about memory, not what was
+        # said: never context for an extraction.
+        context.previous = [
+            episode_record(p)
+            for p in previous
+            if p.id != episode.id and p.kind not in ("pin", "feedback")
+        ][-settings.context_episodes :]
         # What memory holds about every entity the episode names, not only the facts its
         # words support ("Alice moved to Berlin" must see "Alice lives in Paris").
         context_retriever = Retriever(

@@ -111,3 +111,29 @@ def test_memory_usage_doc_snippet_runs(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     scope: dict[str, object] = {}
     exec(compile(code, "memory-usage.md", "exec"), scope)  # the asserts in it must hold
+
+
+class _ContextRecorder:
+    """An extractor that wants context (as the LLM extractor does) and keeps what it got."""
+
+    name = "recorder"
+    needs_context = True
+
+    def __init__(self) -> None:
+        self.previous: list[str] = []
+
+    def extract(self, episode: object, context: object) -> object:
+        from graphmem._models import Extraction
+
+        self.previous = [p.kind for p in context.previous]  # type: ignore[attr-defined]
+        return Extraction()
+
+
+def test_pins_and_feedback_are_never_extraction_context(memory: GraphMemory) -> None:
+    first = memory.add_episode("I live in Porto.")  # no source, like the pin below
+    fact = memory.facts()[0]
+    memory.pin(fact.id)
+    memory.feedback(first.episode_id, True)
+    recorder = _ContextRecorder()
+    memory.add_episode("I still live in Porto.", extractor=recorder)  # type: ignore[arg-type]
+    assert recorder.previous == ["message"]
