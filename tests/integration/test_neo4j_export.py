@@ -7,7 +7,6 @@ identically, record times included.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,20 +15,9 @@ from typing import Any
 import pytest
 
 from graphmem import GraphMemory, HashEmbedder
+from tests.helpers.bolt import BOLT_URI, RECORD_TIME, requires_bolt
 
-BOLT_URI = os.environ.get("NEO4J_URI") or os.environ.get("GRAPHMEM_TEST_BOLT_URI")
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(
-        not BOLT_URI,
-        reason="no Bolt server configured: run `python scripts/bolt_server.py start --dir .bolt "
-        "--bolt-port 0` and `. .bolt/env.sh` (GRAPHMEM_TEST_BOLT_URI), or set NEO4J_URI",
-    ),
-]
-
-# Record time: when memory learned or stopped believing something (the client clock).
-RECORD_TIME = ("recorded_at", "ingested_at", "decided_at", "created_at", "ended_at")
-
+pytestmark = [pytest.mark.integration, requires_bolt]
 
 def t(year: int, month: int = 1, day: int = 1) -> datetime:
     return datetime(year, month, day, tzinfo=UTC)

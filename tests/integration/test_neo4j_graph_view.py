@@ -4,7 +4,6 @@ edges, apart from record times (when memory learned something: the client clock)
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,42 +12,21 @@ from typing import Any
 import pytest
 
 from graphmem import GraphMemory, HashEmbedder
+from tests.helpers.bolt import RECORD_TIME, empty_bolt_memory, requires_bolt
 
 nx = pytest.importorskip("networkx")
 
-BOLT_URI = os.environ.get("NEO4J_URI") or os.environ.get("GRAPHMEM_TEST_BOLT_URI")
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(
-        not BOLT_URI,
-        reason="no Bolt server configured: run `python scripts/bolt_server.py start --dir .bolt "
-        "--bolt-port 0` and `. .bolt/env.sh` (GRAPHMEM_TEST_BOLT_URI), or set NEO4J_URI",
-    ),
-]
-
-RECORD_TIME = ("recorded_at", "ingested_at", "decided_at", "created_at", "ended_at")
-
+pytestmark = [pytest.mark.integration, requires_bolt]
 
 def t(year: int, month: int = 1, day: int = 1) -> datetime:
     return datetime(year, month, day, tzinfo=UTC)
-
-
-def bolt_memory() -> GraphMemory:
-    from graphmem.store.neo4j import Neo4jStore
-
-    assert BOLT_URI
-    store = Neo4jStore(BOLT_URI, max_retry_time=5)
-    mem = GraphMemory(store, embedder=HashEmbedder(64))
-    mem.connect()
-    store.wipe_all_for_tests()
-    return mem
 
 
 @pytest.fixture
 def memories(tmp_path: Path) -> Iterator[tuple[GraphMemory, GraphMemory]]:
     lite = GraphMemory(tmp_path / "memory.db", embedder=HashEmbedder(64))
     lite.connect()
-    bolt = bolt_memory()
+    bolt = empty_bolt_memory()
     yield lite, bolt
     lite.close()
     bolt.store.wipe_all_for_tests()  # type: ignore[attr-defined]

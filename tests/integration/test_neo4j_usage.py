@@ -7,7 +7,6 @@ Needs a Bolt server: ``python scripts/bolt_server.py start --dir .bolt --bolt-po
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,29 +14,15 @@ import pytest
 
 from graphmem import GraphMemory, HashEmbedder
 from tests.helpers import usage_scenarios as s
+from tests.helpers.bolt import empty_bolt_memory, requires_bolt
 
-BOLT_URI = os.environ.get("NEO4J_URI") or os.environ.get("GRAPHMEM_TEST_BOLT_URI")
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.timeout(600),
-    pytest.mark.skipif(
-        not BOLT_URI,
-        reason="no Bolt server configured: run `python scripts/bolt_server.py start --dir .bolt "
-        "--bolt-port 0` and `. .bolt/env.sh` (GRAPHMEM_TEST_BOLT_URI), or set NEO4J_URI",
-    ),
-]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600), requires_bolt]
 
 
 @pytest.fixture
 def memory() -> Iterator[GraphMemory]:
-    from graphmem.store.neo4j import Neo4jStore
-
-    assert BOLT_URI
-    store = Neo4jStore(BOLT_URI, max_retry_time=5)
-    store.connect()
-    store.wipe_all_for_tests()
-    mem = GraphMemory(store, embedder=HashEmbedder(64), predicates=s.PREDICATES)
-    mem.connect()
+    mem = empty_bolt_memory(predicates=s.PREDICATES)
+    store = mem.store
     yield mem
     store.wipe_all_for_tests()
     mem.close()
