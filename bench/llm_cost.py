@@ -40,11 +40,11 @@ from graphmem import GraphMemory, HashEmbedder  # noqa: E402
 from graphmem._config import Settings  # noqa: E402
 from graphmem._models import EpisodeRecord, Extraction  # noqa: E402
 from graphmem._predicates import PredicateRegistry  # noqa: E402
-from graphmem._sources import load_episodes  # noqa: E402
 from graphmem._time import parse_datetime  # noqa: E402
 from graphmem.extract import ExtractionContext  # noqa: E402
-from graphmem.extract._llm_answer import answer_json_schema  # noqa: E402
+from graphmem.extract.llm.answer import answer_json_schema  # noqa: E402
 from graphmem.extract.structured import StructuredExtractor  # noqa: E402
+from graphmem.sources.files import load_episodes  # noqa: E402
 from tests.fakes.openai_server import (  # noqa: E402
     FakeOpenAIServer,
     malformed_json,

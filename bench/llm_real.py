@@ -66,7 +66,7 @@ from locomo import (  # noqa: E402
 
 from graphmem import GraphMemory, HashEmbedder  # noqa: E402
 from graphmem._config import Settings  # noqa: E402
-from graphmem._sources import load_episodes  # noqa: E402
+from graphmem.sources.files import load_episodes  # noqa: E402
 
 EXAMPLES = ROOT / "examples" / "data"
 K = 20
@@ -99,7 +99,7 @@ def graphmem_state() -> dict[str, Any]:
     """The code measured: commit, whether graphmem/ had local changes, the prompt's version."""
     import subprocess
 
-    from graphmem._prompts import load_prompt
+    from graphmem.extract.llm.prompts import load_prompt
 
     def git(*cmd: str) -> str:
         try:

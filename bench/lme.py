@@ -55,8 +55,8 @@ from locomo import CONFIGS as LOCOMO_CONFIGS
 
 from bench._common import package_signature
 from graphmem import GraphMemory
-from graphmem._embed import Embedder
-from graphmem._retrieve import RetrievalConfig
+from graphmem.embeddings.factory import Embedder
+from graphmem.retrieve.retriever import RetrievalConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "lme_s_dev.json.xz"

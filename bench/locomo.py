@@ -59,8 +59,8 @@ import numpy as np
 
 from bench._common import package_signature
 from graphmem import GraphMemory
-from graphmem._embed import Embedder, HashEmbedder
-from graphmem._retrieve import RetrievalConfig
+from graphmem.embeddings.factory import Embedder, HashEmbedder
+from graphmem.retrieve.retriever import RetrievalConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
@@ -218,7 +218,7 @@ def make_embedder(name: str) -> Embedder:
     if name == "hash":
         return HashEmbedder()
     if name == "minilm":
-        from graphmem._embed import SentenceTransformerEmbedder
+        from graphmem.embeddings.factory import SentenceTransformerEmbedder
 
         emb = SentenceTransformerEmbedder()
         emb.embed(["warm up"])  # load now; fail early if the package is missing

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import locomo
 from graphmem import GraphMemory
-from graphmem._retrieve import RetrievalConfig
+from graphmem.retrieve.retriever import RetrievalConfig
 from graphmem.store.neo4j import Neo4jStore
 
 KINDS = ("sqlite", "bolt", "bolt_without_cues")

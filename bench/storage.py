@@ -65,7 +65,7 @@ import locomo
 
 import graphmem.store._vectors as vectors
 from graphmem import GraphMemory
-from graphmem._embed import Embedder, HashEmbedder
+from graphmem.embeddings.factory import Embedder, HashEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "data"
@@ -212,7 +212,7 @@ def run_storage(folder: Path, sample: dict[str, Any]) -> dict[str, Any]:
 def make_embedder(name: str, cache: Path) -> Embedder:
     if name == "hash":
         return HashEmbedder()
-    from graphmem._embed import SentenceTransformerEmbedder
+    from graphmem.embeddings.factory import SentenceTransformerEmbedder
 
     # Vectors remembered by text: the formats' stores share them, and LongMemEval's cache
     # from bench/lme.py is reused when present.

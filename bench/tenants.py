@@ -286,7 +286,7 @@ def _schema_digest() -> str:
     """sha1 of the SQLite migrations: a cached store built under other ones is rebuilt."""
     import hashlib
 
-    from graphmem.store._sqlite_schema import MIGRATIONS
+    from graphmem.store.sqlite.schema import MIGRATIONS
 
     return hashlib.sha1(repr(MIGRATIONS).encode()).hexdigest()[:12]
 

@@ -68,7 +68,7 @@ from locomo import DEFAULT_DATA as LOCOMO_DATA
 from locomo import clean_evidence, conversation_items, make_embedder
 
 from graphmem import GraphMemory, RecallResult, RetrievalConfig
-from graphmem._embed import Embedder
+from graphmem.embeddings.factory import Embedder
 
 ROOT = Path(__file__).resolve().parent.parent
 LME_DATA = ROOT.parent / "shared" / "bench" / "data" / "lme_s_dev.json.xz"

@@ -29,8 +29,6 @@ from ._errors import (
 
 if _typing.TYPE_CHECKING:
     from ._config import Settings
-    from ._embed import Embedder, HashEmbedder, OpenAIEmbedder, SentenceTransformerEmbedder
-    from ._experience import ExperienceWeights
     from ._memory import GraphMemory
     from ._models import (
         EntityRecord,
@@ -48,9 +46,16 @@ if _typing.TYPE_CHECKING:
         RecallResult,
     )
     from ._predicates import Predicate, PredicateRegistry
-    from ._retrieve import RetrievalConfig, Retriever
-    from ._sources import Problem, SourceError, load_episodes
+    from .embeddings.factory import (
+        Embedder,
+        HashEmbedder,
+        OpenAIEmbedder,
+        SentenceTransformerEmbedder,
+    )
+    from .experience.index import ExperienceWeights
     from .extract import ExtractionContext, Extractor
+    from .retrieve.retriever import RetrievalConfig, Retriever
+    from .sources.files import Problem, SourceError, load_episodes
     from .store import GraphStore, open_store
 
     __version__: str
@@ -60,11 +65,11 @@ if _typing.TYPE_CHECKING:
 # extractor's patterns, the LLM and Neo4j clients are not loaded by `import graphmem`).
 _LAZY = {
     "Settings": "._config",
-    "Embedder": "._embed",
-    "HashEmbedder": "._embed",
-    "OpenAIEmbedder": "._embed",
-    "SentenceTransformerEmbedder": "._embed",
-    "ExperienceWeights": "._experience",
+    "Embedder": ".embeddings.factory",
+    "HashEmbedder": ".embeddings.factory",
+    "OpenAIEmbedder": ".embeddings.factory",
+    "SentenceTransformerEmbedder": ".embeddings.factory",
+    "ExperienceWeights": ".experience.index",
     "GraphMemory": "._memory",
     "EntityRecord": "._models",
     "EpisodeRecord": "._models",
@@ -81,11 +86,11 @@ _LAZY = {
     "RecallResult": "._models",
     "Predicate": "._predicates",
     "PredicateRegistry": "._predicates",
-    "RetrievalConfig": "._retrieve",
-    "Retriever": "._retrieve",
-    "Problem": "._sources",
-    "SourceError": "._sources",
-    "load_episodes": "._sources",
+    "RetrievalConfig": ".retrieve.retriever",
+    "Retriever": ".retrieve.retriever",
+    "Problem": ".sources.files",
+    "SourceError": ".sources.files",
+    "load_episodes": ".sources.files",
     "ExtractionContext": ".extract",
     "Extractor": ".extract",
     "GraphStore": ".store",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from ._embed import Embedder, embedder_mismatch, resolve_embedder
 from ._errors import SchemaError
+from .embeddings.factory import Embedder, embedder_mismatch, resolve_embedder
 from .store import GraphStore
 
 __all__ = ["open_checked", "probe_dim", "store_embedder"]

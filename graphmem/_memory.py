@@ -15,14 +15,10 @@ from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
-from . import _reads
 from ._args import check_group, check_text
 from ._config import Settings
 from ._connect import open_checked
-from ._embed import Embedder, check_embedder, embedder_name
 from ._errors import ConfigError, InputError
-from ._memory_experience import ExperienceCalls
-from ._memory_usage import UsageCalls
 from ._models import (
     USAGE_FIELDS,
     EpisodeRecord,
@@ -33,15 +29,19 @@ from ._models import (
     Scalar,
 )
 from ._predicates import Predicate, PredicateRegistry
-from ._retrieve import RetrievalConfig, Retriever
 from ._time import record_ms
+from .embeddings.factory import Embedder, check_embedder, embedder_name
+from .experience.calls import ExperienceCalls
+from .retrieve import reads as _reads
+from .retrieve.retriever import RetrievalConfig, Retriever
 from .store import GraphStore, TimeView, open_store
 from .store._base import EpisodeRow
+from .usage.calls import UsageCalls
 
 if TYPE_CHECKING:
     import networkx as nx  # only GraphMemory.to_networkx's return type
 
-    from ._experience import ExperienceRecall
+    from .experience.index import ExperienceRecall
     from .extract import Extractor
 
 # The write, forget and experience stages are imported where they are first used: a process
@@ -164,7 +164,7 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         extractor: str | Extractor | None = None,
     ) -> IngestResult:
         """Store an episode (first, before any extraction), extract facts and reconcile them."""
-        from ._episode_input import episode_row
+        from .ingest.episode_input import episode_row
 
         row = episode_row(content, group_id, source, kind, reference_time, metadata)
         return self._ingest(row, extractor)
@@ -187,7 +187,7 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         an item naming another group is invalid (under the same ``on_invalid`` rule). ``None``
         (the default): each item's own ``group_id``, else ``"default"``.
         """
-        from ._episode_input import bulk_rows, line_up
+        from .ingest.episode_input import bulk_rows, line_up
 
         rows, invalid = bulk_rows(
             items, on_invalid=on_invalid, group_id=group_id, extractor=self._extractor
@@ -214,8 +214,8 @@ class GraphMemory(ExperienceCalls, UsageCalls):
     ) -> IngestResult:
         """Write one fact directly (no extractor) through the same resolver and reconciler;
         ``pinned=True`` pins it too (``pin``)."""
-        from ._episode_input import fact_episode
-        from ._pipeline import FixedExtraction
+        from .ingest.episode_input import fact_episode
+        from .ingest.pipeline import FixedExtraction
 
         if not isinstance(pinned, bool):
             raise InputError(f"pinned must be True or False, got {pinned!r}"[:200])
@@ -236,8 +236,8 @@ class GraphMemory(ExperienceCalls, UsageCalls):
             predicates=self.predicates,
         )
         result = self._ingest(row, FixedExtraction(extraction))
-        if pinned:  # usage (issue 16): pin the fact this episode states
-            from ._usage import pin_stated
+        if pinned:  # pin the fact this episode states
+            from .usage.memory import pin_stated
 
             pin_stated(self, result, group_id, extraction.facts[0], source)
         return result
@@ -280,7 +280,7 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         existing: bool = False,
     ) -> list[IngestResult]:
         """The ingest run (``_pipeline``) over this memory's store, extractors and embedder."""
-        from ._pipeline import Ingestor
+        from .ingest.pipeline import Ingestor
 
         store = self._ready()
         run = Ingestor(
@@ -372,7 +372,7 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         On SQLite the deleted text leaves the file: the full-text indexes touched are merged
         ('optimize', a cost that grows with the index) and the WAL is truncated.
         """
-        from ._forget_request import forget
+        from .forget.request import forget
 
         return forget(
             self._ready,
@@ -441,8 +441,8 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         entities, facts and episodes, with SUBJECT_OF/OBJECT, FROM_EPISODE, SUPERSEDES and
         CONTRADICTS links. Facts current now (or valid at ``as_of``), or with
         ``include_history=True`` every fact. Needs ``pip install 'graphmem[networkx]'``;
-        attributes and edges: ``graphmem._graph_view``."""
-        from ._graph_view import to_networkx
+        attributes and edges: ``graphmem.views.graph``."""
+        from .views.graph import to_networkx
 
         return to_networkx(
             self, group_id=group_id, as_of=as_of, include_history=include_history

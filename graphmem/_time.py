@@ -39,7 +39,7 @@ def record_ms() -> int:
     """Record time of a write: ``utcnow`` in epoch ms, strictly increasing within the process.
 
     Two writes in the same millisecond must stay ordered: forget rebuilds a timeline by
-    replaying the claims in record-time order (``graphmem._replay``).
+    replaying the claims in record-time order (``graphmem.reconcile.replay``).
     """
     global _last_record_ms
     with _record_lock:

@@ -30,14 +30,14 @@ def get_extractor(name: str, settings: Settings, *, kind: str = "message") -> Ex
     if choice == "auto":
         choice = "structured" if kind == "json" else "llm" if settings.llm_model else "rules"
     if choice == "rules":
-        from .rules import RulesExtractor
+        from .rules.extractor import RulesExtractor
 
         return RulesExtractor()
     if choice == "structured":
         return StructuredExtractor()
     if choice == "llm":
         try:
-            from .llm import LLMExtractor
+            from .llm.extractor import LLMExtractor
         except ImportError as exc:
             raise ConfigError(
                 f"the llm extractor is not available ({exc}); pip install 'graphmem[openai]'"

@@ -23,12 +23,12 @@ from pydantic import ValidationError
 
 from .._errors import GraphMemError, LLMError
 from .._models import EpisodeRecord, Extraction
-from .._prompts import Prompt, load_prompt
 from ._base import ExtractionContext
-from ._llm_answer import Answer, InvalidAnswer, parse_answer, validation_text
-from ._llm_convert import Usage, charged_to, to_extraction
-from ._llm_limits import Budget
-from ._llm_prompt import ContextLimits, build_messages, estimate_tokens, repair_message
+from .llm.answer import Answer, InvalidAnswer, parse_answer, validation_text
+from .llm.convert import Usage, charged_to, to_extraction
+from .llm.limits import Budget
+from .llm.messages import ContextLimits, build_messages, estimate_tokens, repair_message
+from .llm.prompts import Prompt, load_prompt
 
 __all__ = ["LangChainExtractor"]
 

@@ -26,10 +26,10 @@ from datetime import datetime
 from typing import Any
 
 from .._errors import InputError
-from .._experience import OUTCOMES
 from .._memory import GraphMemory
 from .._models import Experience, FactRecord, IngestResult
 from .._time import parse_datetime, require_aware
+from ..experience.index import OUTCOMES
 
 __all__ = ["MemoryToolkit", "describe_experiences", "parse_time"]
 
@@ -313,7 +313,7 @@ class MemoryToolkit:
         )
         return describe_experiences(found)
 
-    # ------------------------------------------------------------------ usage (issue 16)
+    # ------------------------------------------------------------------ usage: pins and feedback
     def _item(self, ref: str, *, episodes: bool) -> str:
         """A fact id (or episode id) as given, else the current fact whose statement is
         ``ref`` as recall's context printed it (a leading "- " and the "[from → to]" dropped)."""

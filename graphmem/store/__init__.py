@@ -9,7 +9,7 @@ from urllib.parse import unquote, urlparse
 
 from .._errors import ConfigError
 from ._base import GraphStore, MigrationInfo, TimeView, WritePlan
-from .sqlite import SQLiteStore
+from .sqlite.store import SQLiteStore
 
 __all__ = ["GraphStore", "MigrationInfo", "SQLiteStore", "TimeView", "WritePlan", "open_store"]
 
@@ -69,7 +69,7 @@ def open_store(url: str | os.PathLike[str] | None = None) -> GraphStore:
         return SQLiteStore(path, url=text, **options)
     if scheme in _BOLT_SCHEMES:
         try:
-            from .neo4j import Neo4jStore
+            from .neo4j.store import Neo4jStore
         except ImportError as exc:
             raise ConfigError(
                 f"the Neo4j store needs the neo4j driver: pip install 'graphmem[neo4j]' ({exc})"

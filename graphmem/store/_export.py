@@ -3,7 +3,7 @@
 One record per line, with a ``type``: episode, entity, fact, provenance, ending (a negation's
 ENDED_BY), link, mention. Times are ISO-8601 UTC with milliseconds; embeddings are base64 of
 little-endian float32. Provenance and ending records carry the episode's ``claim`` (see
-``graphmem._claims``; times in it are epoch milliseconds, as stored).
+``graphmem.reconcile.claims``; times in it are epoch milliseconds, as stored).
 
 ``validate_export`` checks rows before an import writes any of them (``GraphMemory.import_rows``
 calls it; the stores' ``import_rows`` trust their input).

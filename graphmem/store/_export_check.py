@@ -116,7 +116,7 @@ def _ms_int(value: object) -> bool:
 
 
 def _claim(r: dict[str, Any]) -> None:
-    from .._claims import StatedClaim  # the claims module imports the store's rows
+    from ..reconcile.claims import StatedClaim  # the claims module imports the store's rows
 
     raw = r.get("claim")
     if raw is None:

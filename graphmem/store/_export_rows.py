@@ -150,7 +150,7 @@ def provenance_export(kind: str, row: ProvenanceRow) -> dict[str, Any]:
 
 
 def _provenance_from_export(r: dict[str, Any]) -> ProvenanceRow:
-    from .._claims import StatedClaim  # the claims module imports the store's rows
+    from ..reconcile.claims import StatedClaim  # the claims module imports the store's rows
 
     claim = r.get("claim")
     if claim is not None:

@@ -40,8 +40,9 @@ pytestmark = [
 ]
 
 if BOLT_URI:
-    from graphmem.store import _cypher, _neo4j_search
     from graphmem.store.neo4j import Neo4jStore
+    from graphmem.store.neo4j import cypher as _cypher
+    from graphmem.store.neo4j import search as _neo4j_search
 
 MINE, THEIRS = "mine", "theirs"
 QUERY = "violet harbor lantern"

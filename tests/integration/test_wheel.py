@@ -27,10 +27,10 @@ REPO = Path(__file__).resolve().parents[2]
 PROBE = """
 import json, sys
 import graphmem
-from graphmem._prompts import load_prompt
+from graphmem.extract.llm.prompts import load_prompt
 from graphmem._resources import data_dir
-from graphmem.store import _cypher
-from graphmem.store._neo4j_browser import browser_instructions, grass_path
+from graphmem.store.neo4j import cypher as _cypher
+from graphmem.store.neo4j.browser import browser_instructions, grass_path
 
 queries = {name: _cypher.statements(name) for name in _cypher.available()}
 prompts = sorted(

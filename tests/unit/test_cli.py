@@ -17,8 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphmem import ExtractionError, __version__
-from graphmem._cli import app
-from graphmem.cli import cli, main
+from graphmem.cli import app, cli, main
 from graphmem.extract.structured import StructuredExtractor
 
 ENV_VARS = ("GRAPHMEM_STORE", "GRAPHMEM_GROUP", "GRAPHMEM_EMBEDDER", "GRAPHMEM_LLM_MODEL",

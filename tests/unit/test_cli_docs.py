@@ -32,7 +32,7 @@ def test_docs_cli_md_is_up_to_date() -> None:
 
 
 def test_docs_cover_every_command_and_option() -> None:
-    from graphmem._cli.app import cli
+    from graphmem.cli.app import cli
 
     text = _generator().render()
     ctx = click.Context(cli, info_name="graphmem")

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphmem import GraphMemory, HashEmbedder
-from graphmem._cli.graphml import graphml_graph, write_graphml
 from graphmem.cli import cli
+from graphmem.cli.graphml import graphml_graph, write_graphml
 
 ENV_VARS = ("GRAPHMEM_STORE", "GRAPHMEM_GROUP", "GRAPHMEM_EMBEDDER", "GRAPHMEM_LLM_MODEL",
             "GRAPHMEM_LLM_BASE_URL")

@@ -11,8 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphmem import GraphMemory
-from graphmem._cli import app
-from graphmem.cli import cli
+from graphmem.cli import app, cli
 
 ENV_VARS = ("GRAPHMEM_STORE", "GRAPHMEM_GROUP", "GRAPHMEM_EMBEDDER", "GRAPHMEM_LLM_MODEL",
             "GRAPHMEM_LLM_BASE_URL")

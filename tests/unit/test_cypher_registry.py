@@ -10,30 +10,29 @@ import pytest
 
 pytest.importorskip("neo4j")
 
-from graphmem.store import _cypher
-from graphmem.store._neo4j_browser import (
+from graphmem.store.neo4j import MIGRATIONS, Neo4jStore, lucene_query
+from graphmem.store.neo4j import cypher as _cypher
+from graphmem.store.neo4j.browser import (
     BROWSER_QUERIES,
     browser_instructions,
     browser_url,
     grass_path,
 )
-from graphmem.store._neo4j_dialect import (
+from graphmem.store.neo4j.dialect import (
     TEXT_FIELDS,
     ArcadeDBDialect,
     Neo4jDialect,
     neo4j_version,
     select_dialect,
 )
-from graphmem.store._neo4j_search import group_lucene_query, group_token
-from graphmem.store.neo4j import MIGRATIONS, Neo4jStore, lucene_query
+from graphmem.store.neo4j.search import group_lucene_query, group_token
 
 REPO = Path(__file__).resolve().parents[2]
 CYPHER = REPO / "cypher"
 # The Neo4j store and every part of it (the split modules too: a new part is checked the day
 # it is added).
 STORE_SOURCES = [
-    REPO / "graphmem" / "store" / "neo4j.py",
-    *sorted((REPO / "graphmem" / "store").glob("_neo4j_*.py")),
+    *sorted((REPO / "graphmem" / "store" / "neo4j").glob("*.py")),
 ]
 
 
@@ -96,7 +95,7 @@ def test_queries_never_interpolate_values() -> None:
     for name in _cypher.available():
         for piece in _cypher.statements(name):
             assert "%s" not in piece and "{0}" not in piece, name
-    for source in (p.read_text() for p in STORE_SOURCES if p.name != "_neo4j_dialect.py"):
+    for source in (p.read_text() for p in STORE_SOURCES if p.name != "dialect.py"):
         assert "query(name).format" not in source and ".format(" not in source
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from graphmem import ConfigError, GraphMemory, HashEmbedder, LLMError, OpenAIEmbedder
-from graphmem._embed import default_embedder
+from graphmem.embeddings.factory import default_embedder
 from tests.fakes.openai_server import FakeOpenAIServer, server_error
 
 pytest_plugins = ["tests.fakes.pytest_plugin"]

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from graphmem import GraphMemory, HashEmbedder
-from graphmem._filters import matches, parse_filters
-from graphmem._retrieve import RetrievalConfig, Retriever
+from graphmem.retrieve.filters import matches, parse_filters
+from graphmem.retrieve.retriever import RetrievalConfig, Retriever
 
 G = "flt"
 NUL_TEXT = 'é😀 "q" \\ \x00 nul'

@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-import graphmem.store.sqlite as sqlite_store
+import graphmem.store.sqlite.store as sqlite_store
 from graphmem import GraphMemory, HashEmbedder, InputError
-from graphmem.store._sqlite_schema import MIGRATIONS
 from graphmem.store._vectors import quantize
+from graphmem.store.sqlite.schema import MIGRATIONS
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphmem import GraphMemory, HashEmbedder, InputError
-from graphmem._sources import iter_input_files, parse_bytes, parse_paths, parse_text
 from graphmem.cli import cli
+from graphmem.sources.files import iter_input_files, parse_bytes, parse_paths, parse_text
 
 ENV_VARS = ("GRAPHMEM_STORE", "GRAPHMEM_GROUP", "GRAPHMEM_EMBEDDER", "GRAPHMEM_LLM_MODEL",
             "GRAPHMEM_LLM_BASE_URL")

@@ -156,7 +156,7 @@ def test_decode_rows_mixes_formats_and_leaves_out_other_dimensions() -> None:
 
 def test_neo4j_stores_the_values_sqlite_keeps() -> None:
     pytest.importorskip("neo4j")
-    from graphmem.store.neo4j import _stored_list
+    from graphmem.store.neo4j.rows import stored_list as _stored_list
 
     v = unit_rows(1, 384)[0]
     assert _stored_list(v) == [float(x) for x in quantize(v)]  # type: ignore[union-attr]

@@ -25,7 +25,7 @@ OPTIONAL = [
     "torch",
     "mcp",
     "graphmem.store.neo4j",
-    "graphmem.store._cypher",
+    "graphmem.store.neo4j.cypher",
     "graphmem.extract.rules",
     "graphmem.extract.llm",
     "graphmem.integrations",
@@ -89,17 +89,17 @@ def test_command_line_keeps_openblas_to_one_thread_unless_told() -> None:
 # What `graphmem recall` must not load: the write path, forget, experiences, export and import,
 # the file parsers, the extractors and the graph views.
 NOT_FOR_RECALL = [
-    "graphmem._pipeline",
-    "graphmem._episode_input",
-    "graphmem._reconcile",
-    "graphmem._forget",
-    "graphmem._replay",
-    "graphmem._experience",
+    "graphmem.ingest.pipeline",
+    "graphmem.ingest.episode_input",
+    "graphmem.reconcile.reconciler",
+    "graphmem.forget.plan",
+    "graphmem.reconcile.replay",
+    "graphmem.experience.index",
     "graphmem.store._export_rows",
     "graphmem.store._export_check",
-    "graphmem._source_parser",
+    "graphmem.sources.parser",
     "graphmem.extract.structured",
-    "graphmem._graph_view",
+    "graphmem.views.graph",
     *OPTIONAL,
 ]
 
@@ -117,5 +117,5 @@ def test_recall_command_loads_only_the_read_path(tmp_path: Path) -> None:
         "except SystemExit as exc:\n    assert not exc.code, exc.code"
     )
     loaded = loaded_after(probe)
-    assert "graphmem._retrieve" in loaded and "graphmem.store.sqlite" in loaded
+    assert "graphmem.retrieve.retriever" in loaded and "graphmem.store.sqlite" in loaded
     assert not [m for m in NOT_FOR_RECALL if m in loaded]

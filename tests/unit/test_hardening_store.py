@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from graphmem import GraphMemory, HashEmbedder, InputError
 from graphmem.cli import cli
-from graphmem.store import sqlite as sqlite_store
+from graphmem.store.sqlite import store as sqlite_store
 
 MARKER = "zorblaxquint"  # a word that appears nowhere else
 BASE = datetime(2024, 1, 1, tzinfo=UTC)

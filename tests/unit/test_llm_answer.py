@@ -10,17 +10,17 @@ import pytest
 
 from graphmem._models import EpisodeRecord, FactRecord
 from graphmem._predicates import PredicateRegistry
-from graphmem._prompts import load_prompt
 from graphmem.extract import ExtractionContext
-from graphmem.extract._llm_answer import Answer, InvalidAnswer, answer_json_schema, parse_answer
-from graphmem.extract._llm_convert import states_time, to_extraction
-from graphmem.extract._llm_json import AnswerFormatError, loads_object, strip_think
-from graphmem.extract._llm_prompt import (
+from graphmem.extract.llm.answer import Answer, InvalidAnswer, answer_json_schema, parse_answer
+from graphmem.extract.llm.convert import states_time, to_extraction
+from graphmem.extract.llm.json_reply import AnswerFormatError, loads_object, strip_think
+from graphmem.extract.llm.messages import (
     ContextLimits,
     build_messages,
     estimate_tokens,
     repair_message,
 )
+from graphmem.extract.llm.prompts import load_prompt
 
 T0 = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)
 

@@ -18,7 +18,7 @@ import pytest
 
 from graphmem import GraphMemory, HashEmbedder
 from graphmem._config import Settings
-from graphmem.extract._llm_answer import ISO_DATE, answer_json_schema
+from graphmem.extract.llm.answer import ISO_DATE, answer_json_schema
 from tests.fakes.openai_server import FakeOpenAIServer, rate_limit
 
 pytest_plugins = ["tests.fakes.pytest_plugin"]

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from graphmem._errors import BudgetExceededError, ConfigError, GraphMemError
-from graphmem.extract._llm_limits import Budget, RateLimiter, shared_rate_limiter
+from graphmem.extract.llm.limits import Budget, RateLimiter, shared_rate_limiter
 
 
 class FakeClock:

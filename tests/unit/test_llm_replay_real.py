@@ -318,7 +318,7 @@ def test_every_array_of_the_schema_is_capped_and_the_validator_keeps_to_the_cap(
     """Recorded runaways repeat entities until the token cap (45 in 640 tokens for the 1.5B
     model, one 'Mario' after another for SmolLM2). Under a grammar, ``maxItems`` ends the array;
     a server without a grammar may still send more, and the validator keeps the first ones."""
-    from graphmem.extract._llm_answer import (
+    from graphmem.extract.llm.answer import (
         MAX_ENTITIES,
         MAX_FACTS,
         answer_json_schema,
@@ -348,7 +348,7 @@ def test_answer_schema_patterns_have_no_backslash_escapes() -> None:
     """Servers turn the JSON schema into a grammar with their own regex translators; a pattern
     without backslash escapes (``[.]`` for a dot, ``[0-9]`` for a digit) is safe in all of
     them. Recorded grammar error: see ``tests/fixtures/llm_real/llama_cpp_python_server.json``."""
-    from graphmem.extract._llm_answer import answer_json_schema
+    from graphmem.extract.llm.answer import answer_json_schema
 
     assert load(LLAMA_CPP_PYTHON)["grammar_error"].startswith("parse: error parsing grammar")
     escaped = [p for p in _patterns(answer_json_schema()) if "\\" in p]

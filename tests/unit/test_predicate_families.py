@@ -341,8 +341,8 @@ def test_a_user_family_is_reconciled_on_ingest(tmp_path: Any) -> None:
 def test_a_user_family_is_replayed_by_the_forget_plan(tmp_path: Any) -> None:
     """The forget plan replays a user family's members together when given the registry's
     families (``plan_forget_episodes(..., families=)``)."""
-    from graphmem._forget import plan_forget_episodes
     from graphmem._time import record_ms
+    from graphmem.forget.plan import plan_forget_episodes
 
     predicates = [Predicate(name="mentor_of", family="mentoring"),
                   Predicate(name="mentee_of", family="mentoring")]

@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 from graphmem._errors import ConfigError
-from graphmem._prompts import load_prompt, parse_prompt
+from graphmem.extract.llm.prompts import load_prompt, parse_prompt
 
 GOOD = """---
 name: demo
@@ -85,7 +85,7 @@ def test_the_extraction_prompt_ships_with_the_package() -> None:
     prompt = load_prompt("extract_facts")
     assert prompt.version >= 1
     assert set(prompt.variables) == set(ALL)
-    assert prompt.output == "graphmem.extract._llm_answer.Answer"
+    assert prompt.output == "graphmem.extract.llm.answer.Answer"
     module, _, name = prompt.output.rpartition(".")
     assert hasattr(importlib.import_module(module), name), "paired with its output model"
     messages = prompt.render(**ALL)

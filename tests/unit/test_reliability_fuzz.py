@@ -2,7 +2,7 @@
 
 The contract: whatever the arguments, only ``GraphMemError`` subclasses escape, a rejected call
 leaves the store exactly as it was (export snapshot before/after), and an accepted episode is
-stored verbatim. For the parsers (``graphmem._sources``): only ``GraphMemError`` escapes, and
+stored verbatim. For the parsers (``graphmem.sources.files``): only ``GraphMemError`` escapes, and
 whatever they accept without problems ``add_episodes`` accepts too.
 
 Runs are derandomized (the same examples every run) so that CI is stable; raise
@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from graphmem import GraphMemError, GraphMemory
-from graphmem._filters import matches, parse_filters
+from graphmem.retrieve.filters import matches, parse_filters
 from tests.helpers.reliability import snapshot
 
 EXAMPLES = int(os.environ.get("GRAPHMEM_FUZZ_EXAMPLES", "100"))
@@ -374,7 +374,7 @@ def test_fuzz_filter_language(spec: Any, values: dict[str, list[Any]]) -> None:
 
 
 # ------------------------------------------------------------------------------------ parsers
-_sources = pytest.importorskip("graphmem._sources")
+_sources = pytest.importorskip("graphmem.sources.files")
 
 # Sane ranges for the generic parser fuzz; the edges that break are pinned in
 # test_reliability_injection.py (deep nesting, 5000-digit numbers, year 9999, lone surrogates).

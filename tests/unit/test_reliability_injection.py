@@ -24,7 +24,7 @@ from graphmem._ids import entity_key
 from tests.helpers.reliability import export_problems, snapshot, sqlite_problems
 
 pytestmark = pytest.mark.timeout(120)
-_sources = pytest.importorskip("graphmem._sources")
+_sources = pytest.importorskip("graphmem.sources.files")
 BASE = datetime(2024, 1, 1, tzinfo=UTC)
 
 PAYLOADS: dict[str, str] = {
@@ -364,7 +364,7 @@ def test_cli_ingest_stdin_with_non_utf8_bytes(tmp_path: Path,
 
 
 # ------------------------------------------------------------------------------------ parser edges
-# Edge cases of graphmem/_sources.py (the file parsers): each is a Problem, never a crash.
+# Edge cases of graphmem/sources/files.py (the file parsers): each is a Problem, never a crash.
 def _parse(text: str, source: str, **kw: Any) -> Any:
     return _sources.parse_text(text, source=source, **kw)
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import graphmem
-from graphmem._prompts import load_prompt
 from graphmem._resources import data_dir
-from graphmem.store import _cypher
+from graphmem.extract.llm.prompts import load_prompt
+from graphmem.store.neo4j import cypher as _cypher
 
 REPO = Path(graphmem.__file__).resolve().parents[1]
 

@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import graphmem.store.sqlite as sqlite_store
+import graphmem.store.sqlite.store as sqlite_store
 from graphmem import GraphMemory, HashEmbedder
-from graphmem._retrieve import RetrievalConfig, _periods
 from graphmem._time import from_ms
+from graphmem.retrieve.query import _periods
+from graphmem.retrieve.retriever import RetrievalConfig
 from tests.conftest import bolt_url
 
 DAY1 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)

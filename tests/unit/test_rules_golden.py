@@ -84,7 +84,7 @@ def test_rules_extractor_matches_the_golden_output() -> None:
 
 
 def _examples_cases() -> list[dict[str, Any]]:
-    from graphmem._sources import load_episodes
+    from graphmem.sources.files import load_episodes
 
     paths = sorted(p for p in (ROOT / "examples" / "data").iterdir()
                    if p.suffix in (".json", ".md"))

@@ -8,13 +8,13 @@ import pytest
 
 from graphmem._models import EpisodeRecord
 from graphmem._predicates import PredicateRegistry
-from graphmem.extract import _rule_engine
 from graphmem.extract._base import ExtractionContext
-from graphmem.extract._rule_clauses import READERS, probe
-from graphmem.extract._rule_engine import FORMS
-from graphmem.extract._rule_facts import _State
-from graphmem.extract._rule_table import _P, CLAUSE_PATTERNS, TRIGGERS, _t
 from graphmem.extract.rules import RulesExtractor
+from graphmem.extract.rules import engine as _rule_engine
+from graphmem.extract.rules.clauses import READERS, probe
+from graphmem.extract.rules.drafts import _State
+from graphmem.extract.rules.engine import FORMS
+from graphmem.extract.rules.table import _P, CLAUSE_PATTERNS, TRIGGERS, _t
 
 REF = datetime(2024, 6, 15, 12, 0, tzinfo=UTC)
 SUBJECT_KINDS = {"fp", "name", "kin", "pet", "np"}

@@ -1,4 +1,4 @@
-"""``graphmem._sources``: every input format, times, and structured problems with file and line."""
+"""``graphmem.sources``: every input format, times, and structured problems with file and line."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from graphmem import GraphMemError, GraphMemory, HashEmbedder, InputError
-from graphmem._sources import (
+from graphmem.sources.files import (
     ParseResult,
     Problem,
     SourceError,

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from graphmem import GraphMemory, HashEmbedder, InputError, RetrievalConfig
-from graphmem._cli.app import cli
+from graphmem.cli.app import cli
 from graphmem.integrations import MemoryToolkit
 from tests.helpers import usage_scenarios as s
 

@@ -1,1 +1,0 @@
-"""The ``graphmem`` command line (``graphmem.cli:main``): thin over the Python API."""

@@ -1,0 +1,96 @@
+"""The retriever's knobs (``RetrievalConfig``) and what ``raw_search`` hands to ``format``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["RawSearch", "RetrievalConfig", "Stub"]
+
+
+@dataclass
+class RetrievalConfig:
+    """Knobs of the fusion; the ablations in bench/ switch parts off."""
+
+    use_vectors: bool = True
+    use_fulltext: bool = True
+    use_names: bool = True
+    use_expansion: bool = True
+    # Episodes next to a hit in the same conversation (arrival order) as context; part of the
+    # graph expansion, so use_expansion=False switches it off too.
+    use_context: bool = True
+    seed_n: int = 50
+    expand_limit: int = 300
+    rrf_k: float = 60.0
+    graph_weight: float = 0.6
+    hop_decay: float = 0.5
+    recency_weight: float = 0.15
+    confidence_weight: float = 0.1
+    episode_weight: float = 1.0
+    # Episode ranking: full-text score (scaled to the best hit = 1), plus context_weight x the
+    # best neighbour's score, x (1 + speaker_weight) for episodes spoken by someone the query
+    # names, plus fact_episode_weight x the score (scaled) of the best returned fact they support.
+    context_weight: float = 0.6
+    context_window: int = 2
+    context_n: int = 50
+    context_decay: float = 1.0
+    speaker_weight: float = 0.5
+    # x (1 + time_weight) for episodes whose reference time falls in a period the query names
+    # ("in August 2023", "on 9 May, 2023", "in 2022"; a day means the week after it too).
+    time_weight: float = 1.0
+    fact_episode_weight: float = 0.5
+    episode_n: int = 100
+    # Dense episode retrieval: each episode's text score (scaled to the best = 1) and its
+    # vector similarity (min-max scaled over the episode_n nearest) are mixed as
+    # (1 - dense_weight) x text + dense_weight x dense (a convex combination, which fuses
+    # better than reciprocal ranks when both lists are scored). None: the embedder's own
+    # default: ``recall_weight`` where the embedder has one (the hashed n-grams say 0: they
+    # are lexical like BM25), else 0.3 (all-MiniLM-L6-v2: best of 0/0.3/0.5/0.7 on both dev sets,
+    # LoCoMo R@10 0.754/0.782/0.775/0.700).
+    dense_weight: float | None = None
+    # The facts of the best record_fact_n JSON-record episodes (those scoring at least half the
+    # best) count as supported, scored by their record's rank (0: off).
+    record_fact_n: int = 3
+    # Fact support (on by default): return a fact only with direct support from the query — a
+    # full-text hit on at least min_fact_coverage of the words that are not names of entities or
+    # speakers the query names, a vector similarity of at least min_fact_similarity, a named
+    # entity's fact when the query is names only, or filters — plus up to named_fact_limit of the
+    # latest facts about an entity the query names (None: all of them, up to k). Without support
+    # a talkative speaker's many unrelated facts took the first ranks (LoCoMo R@10 0.067).
+    # named_fact_limit=2 was the default until both dev sets showed those two facts crowding out
+    # the evidence (NDCG@10 LoCoMo 0.362 vs 0.563, LongMemEval dev 0.890 vs 0.922 with 0).
+    # require_fact_support=False returns the best k facts by fused score, whatever supports them.
+    require_fact_support: bool = True
+    min_fact_similarity: float = 0.75
+    min_fact_coverage: float = 0.5
+    named_fact_limit: int | None = 0
+    # -- usage (graphmem/usage/memory.py): feedback_weight scales the usefulness multiplier
+    # 1 + w(2p - 1) from GraphMemory.feedback; decay_half_life (days; None: off) fades what was
+    # not told or found useful lately, down to decay_floor; min_relative_score (None: off)
+    # drops facts and episodes below that share of the best; pinned_limit caps the pinned
+    # facts every recall carries.
+    feedback_weight: float = 0.5
+    decay_half_life: float | None = None
+    decay_floor: float = 0.25
+    min_relative_score: float | None = None
+    pinned_limit: int = 20
+
+
+@dataclass(frozen=True)
+class Stub:
+    """The little a ranking needs of a fact (full records are built for the top k only)."""
+
+    id: str
+    subject_id: str
+    object_id: str | None
+    valid_from: int
+    confidence: float
+
+
+@dataclass
+class RawSearch:
+    """Scored candidates before formatting."""
+
+    fact_scores: dict[str, float] = field(default_factory=dict)
+    entity_scores: dict[str, float] = field(default_factory=dict)
+    episode_scores: dict[str, float] = field(default_factory=dict)
+    stubs: dict[str, Stub] = field(default_factory=dict)

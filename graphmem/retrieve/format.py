@@ -1,0 +1,113 @@
+"""The second stage of recall: scored candidate ids (``RawSearch``) → ``RecallResult``, with each
+fact's source episodes, the facts it replaced, open conflicts, entities and episodes."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from .._models import EpisodeRef, FactHit, RecallResult
+from ..store._base import GraphStore, TimeView
+from .config import RawSearch, RetrievalConfig
+
+__all__ = ["format_result"]
+
+
+def format_result(
+    store: GraphStore,
+    config: RetrievalConfig,
+    raw: RawSearch,
+    *,
+    query: str,
+    group_id: str,
+    view: TimeView,
+    k: int,
+    as_of: Any = None,
+    known_at: Any = None,
+) -> RecallResult:
+    """The top ``k`` facts of ``raw`` as records, and the entities and episodes beside them."""
+    ranked = sorted(raw.fact_scores, key=lambda fid: (-raw.fact_scores[fid], fid))[:k]
+    full = {r.id: r for r in store.fact_records(ranked, view)}
+    top = [full[fid] for fid in ranked if fid in full]
+    links = store.links(ranked) if ranked else []
+    replaced_ids: dict[str, list[str]] = defaultdict(list)
+    conflict_ids: dict[str, list[str]] = defaultdict(list)
+    for link in links:
+        if link.kind == "SUPERSEDES" and link.src in raw.fact_scores:
+            replaced_ids[link.src].append(link.dst)
+        elif link.kind == "CONTRADICTS":
+            if link.src in ranked:
+                conflict_ids[link.src].append(link.dst)
+            if link.dst in ranked:
+                conflict_ids[link.dst].append(link.src)
+    history = {
+        r.id: r
+        for r in store.fact_records([i for ids in replaced_ids.values() for i in ids], None)
+    }
+    open_conflicts = {
+        r.id: r
+        for r in store.fact_records([i for ids in conflict_ids.values() for i in ids], view)
+    }
+    episode_ids = [e for rec in top for e in rec.episode_ids]
+    # Episodes: the full-text/context ranking, plus the support of the returned facts.
+    episode_score: dict[str, float] = dict(raw.episode_scores)
+    best_fact = max((raw.fact_scores[rec.id] for rec in top), default=0.0)
+    if best_fact > 0:
+        weight = config.fact_episode_weight / best_fact
+        for rec in top:
+            support = weight * raw.fact_scores[rec.id]
+            for eid in dict.fromkeys(rec.episode_ids):
+                episode_score[eid] = episode_score.get(eid, 0.0) + support
+    best_episodes = sorted(episode_score, key=lambda e: (-episode_score[e], e))[: max(k, 10)]
+    records_by_id = {e.id: e for e in store.episodes(list({*episode_ids, *best_episodes}))}
+
+    def ref(eid: str, with_content: bool) -> EpisodeRef | None:
+        ep = records_by_id.get(eid)
+        if ep is None:
+            return None
+        return EpisodeRef(
+            id=ep.id,
+            source=ep.source,
+            reference_time=ep.reference_time,
+            metadata=ep.metadata,
+            content=ep.content if with_content else None,
+        )
+
+    hits: list[FactHit] = []
+    for rec in top:
+        refs = [r for r in (ref(e, False) for e in rec.episode_ids) if r is not None]
+        hits.append(
+            FactHit(
+                **rec.model_dump(),
+                score=round(raw.fact_scores[rec.id], 6),
+                episodes=refs,
+                superseded=sorted(
+                    (history[i] for i in replaced_ids.get(rec.id, []) if i in history),
+                    key=lambda r: r.valid_from,
+                ),
+                contradicts=[
+                    open_conflicts[i]
+                    for i in conflict_ids.get(rec.id, [])
+                    if i in open_conflicts
+                ],
+            )
+        )
+    entity_ids = sorted(raw.entity_scores, key=lambda e: -raw.entity_scores[e])[:k]
+    entities = []
+    if entity_ids:
+        rows = {e.id: e for e in store.find_entities_by_ids(group_id, entity_ids)}
+        for eid in entity_ids:
+            if eid in rows:
+                entities.append(
+                    rows[eid].model_copy(update={"score": round(raw.entity_scores[eid], 6)})
+                )
+    episodes = [r for r in (ref(e, True) for e in best_episodes) if r is not None]
+    return RecallResult(
+        query=query,
+        group_id=group_id,
+        as_of=as_of,
+        known_at=known_at,
+        facts=hits,
+        entities=entities,
+        episodes=episodes,
+    )
