@@ -37,7 +37,7 @@ def write_entry(
             entry.success,
             entry.length,
             json.dumps(list(entry.values), ensure_ascii=False),
-            json.dumps(list(entry.terms), ensure_ascii=False),
+            json.dumps(entry.terms, ensure_ascii=False),
         ),
     )
     if cur.rowcount != 1:
@@ -62,16 +62,15 @@ class ExperienceIndex:
     def counts(self, group_id: str) -> ExperienceCounts:
         with self._db.lock:
             conn = self._db.conn
-            indexed, last = conn.execute(
-                "SELECT count(*), coalesce(max(seq), 0) FROM experiences "
-                "INDEXED BY experiences_group WHERE group_id = ?",
+            found = conn.execute(
+                "SELECT episodes, indexed FROM experience_groups WHERE group_id = ?", (group_id,)
+            ).fetchone()
+            (last,) = conn.execute(
+                "SELECT coalesce(max(seq), 0) FROM experiences INDEXED BY experiences_group "
+                "WHERE group_id = ?",
                 (group_id,),
             ).fetchone()
-            (episodes,) = conn.execute(
-                "SELECT count(*) FROM episodes INDEXED BY episodes_group_kind "
-                "WHERE group_id = ? AND kind = 'experience'",
-                (group_id,),
-            ).fetchone()
+        episodes, indexed = found if found is not None else (0, 0)
         return ExperienceCounts(int(indexed), int(last), int(episodes))
 
     def rows(self, group_id: str, after: int) -> list[tuple[int, int, int, int]]:
@@ -91,8 +90,20 @@ class ExperienceIndex:
     def postings(
         self, group_id: str, terms: Sequence[str], after: int
     ) -> dict[str, list[tuple[int, int]]]:
-        out: dict[str, list[tuple[int, int]]] = {}
-        for term in dict.fromkeys(terms):
+        wanted = list(dict.fromkeys(terms))
+        out: dict[str, list[tuple[int, int]]] = {term: [] for term in wanted}
+        if after > 0:
+            # A top-up after writes: the few new attempts' own term lists, in one range read.
+            for seq, held in self._db.fetch_all(
+                "SELECT seq, terms FROM experiences INDEXED BY experiences_group "
+                "WHERE group_id = ? AND seq > ? ORDER BY seq",
+                (group_id, after),
+            ):
+                for term, tf in json.loads(held).items():
+                    if term in out:
+                        out[term].append((int(seq), int(tf)))
+            return out
+        for term in wanted:
             out[term] = self._db.fetch_all(
                 "SELECT seq, tf FROM experience_terms WHERE group_id = ? AND term = ? "
                 "AND seq > ? ORDER BY seq",

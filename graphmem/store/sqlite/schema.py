@@ -269,7 +269,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         # (AUTOINCREMENT): a reader holding rows up to a seq reads only what came after.
         # Values and terms are clustered by (group, path or term, seq): one column of a group
         # is one range read. Deleting an episode deletes its entry (triggers), so forget and
-        # purge leave nothing of it behind. Entries are written by graphmem with the episode;
+        # purge leave nothing of it behind. ``experience_groups`` counts each group's experience
+        # episodes and entries (triggers): one row tells a reader what changed. Entries are written by graphmem with the episode;
         # attempts stored before this migration are indexed by the first recall of their group.
         """
         CREATE TABLE experiences (
@@ -297,15 +298,34 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             tf INTEGER NOT NULL,
             PRIMARY KEY (group_id, term, seq)
         ) WITHOUT ROWID;
+        CREATE TABLE experience_groups (
+            group_id TEXT PRIMARY KEY,
+            episodes INTEGER NOT NULL DEFAULT 0,
+            indexed INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO experience_groups (group_id, episodes)
+            SELECT group_id, count(*) FROM episodes WHERE kind = 'experience' GROUP BY group_id;
+        CREATE TRIGGER experience_groups_episode_ai AFTER INSERT ON episodes
+        WHEN new.kind = 'experience' BEGIN
+            INSERT INTO experience_groups (group_id, episodes) VALUES (new.group_id, 1)
+                ON CONFLICT (group_id) DO UPDATE SET episodes = episodes + 1;
+        END;
         CREATE TRIGGER experiences_episode_ad AFTER DELETE ON episodes
         WHEN old.kind = 'experience' BEGIN
+            UPDATE experience_groups SET episodes = episodes - 1 WHERE group_id = old.group_id;
             DELETE FROM experiences WHERE episode_id = old.id;
+            DELETE FROM experience_groups
+                WHERE group_id = old.group_id AND episodes <= 0 AND indexed <= 0;
+        END;
+        CREATE TRIGGER experiences_ai AFTER INSERT ON experiences BEGIN
+            UPDATE experience_groups SET indexed = indexed + 1 WHERE group_id = new.group_id;
         END;
         CREATE TRIGGER experiences_ad AFTER DELETE ON experiences BEGIN
+            UPDATE experience_groups SET indexed = indexed - 1 WHERE group_id = old.group_id;
             DELETE FROM experience_values WHERE group_id = old.group_id
                 AND path IN (SELECT value FROM json_each(old.paths)) AND seq = old.seq;
             DELETE FROM experience_terms WHERE group_id = old.group_id
-                AND term IN (SELECT value FROM json_each(old.terms)) AND seq = old.seq;
+                AND term IN (SELECT key FROM json_each(old.terms)) AND seq = old.seq;
         END;
         """,
     ),
