@@ -8,19 +8,23 @@ turns the ``params`` leaves and ``outcome.success`` into facts about the attempt
 tried and whether it worked), so the temporal graph (history, supersession, provenance) holds
 for them as for any fact; the rest of the record is recalled from the record itself.
 
-Recall ranks a group's experiences in memory: a per-group index (built once from the store,
-then topped up with what was added since) holds each record's text terms, flattened values and
-times. The score is ``weights.text * text + weights.state * state + weights.recency * recency``:
+Recall ranks a group's experiences in memory, over numpy columns read from the index the store
+keeps beside each attempt (``columns``; a new process reads columns, never records) and topped
+up with what was written since. The score is ``weights.text * text + weights.state * state +
+weights.recency * recency``:
 
 - ``text``: BM25 of the query over the task and the records' string values (best = 1), mixed
   with embedding similarity by ``weights.dense`` (default: the embedder's ``recall_weight``);
 - ``state``: ``1 / (1 + D²)`` where ``D`` is the root mean square, over the named fields, of
   each field's Euclidean distance divided by that field's median distance among the candidates
   (so metres and newtons weigh alike and the nearest attempts score near 1);
-- ``recency``: 0 for the oldest candidate, 1 for the newest.
+- ``recency``: 0 for the oldest candidate, 1 for the newest; weight 0 by default, so it only
+  breaks ties (newest first). With state and no query text (and no recency weight) the order is
+  the distance itself, exactly nearest first.
 
 ``outcome`` then keeps successes or failures only, or puts the successes among the ``k`` best
-matches first (``success_first``). Filters (the recall
+matches first (``success_first``: when fewer than ``k`` of them are successes, the best failures
+follow). Filters (the recall
 filter language) apply to every returned experience, over paths such as ``task``, ``run_id``,
 ``state.object``, ``params.force``, ``outcome.success``, ``meta.seed``; a vector's path matches
 when any element does, and ``state.pos.0`` names one element.

@@ -199,3 +199,43 @@ def test_numbers_only_queries_are_exactly_nearest_first(
         key=lambda i: ((points[i][0] - target[0]) ** 2 + (points[i][1] - target[1]) ** 2, -i),
     )
     assert [int(e.episode or -1) for e in found] == truth[:k]
+
+
+def test_a_store_from_before_the_index_is_migrated_then_indexed_on_first_recall(
+    tmp_path: Path,
+) -> None:
+    from graphmem.store.sqlite.schema import MIGRATIONS
+
+    source = tmp_path / "now.db"
+    with GraphMemory(str(source), embedder=HashEmbedder(32)) as mem:
+        for i in range(6):
+            obj = "blue puck" if i % 2 else "red cube"
+            _add(mem, i, [i / 10, 0.0, 0.0], success=i != 2, obj=obj)
+    old = tmp_path / "v5.db"
+    conn = sqlite3.connect(old, isolation_level=None)
+    conn.execute(
+        "CREATE TABLE graphmem_migrations ("
+        "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"
+    )
+    for version, name, sql in MIGRATIONS:
+        if version <= 5:
+            conn.executescript(f"BEGIN; {sql}; COMMIT;")
+            conn.execute("INSERT INTO graphmem_migrations VALUES (?, ?, 0)", (version, name))
+    conn.execute("ATTACH DATABASE ? AS src", (str(source),))
+    conn.execute("BEGIN")
+    for table in ("graphmem_meta", "episodes", "entities", "entity_aliases", "facts",
+                  "fact_episodes", "fact_endings", "fact_links", "mentions"):
+        columns = [r[1] for r in conn.execute(f"PRAGMA main.table_info({table})")
+                   if r[1] != "fts_group"]
+        names = ", ".join(columns)
+        conn.execute(f"INSERT INTO main.{table} ({names}) SELECT {names} FROM src.{table}")
+    conn.execute("COMMIT")
+    conn.close()
+    with GraphMemory(str(old), embedder=HashEmbedder(32)) as mem:
+        assert mem.store.experience_counts("default").episodes == 6  # counted by the migration
+        assert mem.store.experience_counts("default").indexed == 0
+        found = mem.recall_experiences(
+            "red cube", state={"object_pos": [0.35, 0, 0]}, k=2, outcome="success_only"
+        )
+        assert [e.episode for e in found] == ["4", "0"]
+        assert mem.store.experience_counts("default").indexed == 6
