@@ -270,8 +270,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         # Values and terms are clustered by (group, path or term, seq): one column of a group
         # is one range read. Deleting an episode deletes its entry (triggers), so forget and
         # purge leave nothing of it behind. ``experience_groups`` counts each group's experience
-        # episodes and entries (triggers): one row tells a reader what changed. Entries are written by graphmem with the episode;
-        # attempts stored before this migration are indexed by the first recall of their group.
+        # episodes and entries (triggers): one row tells a reader what changed. Entries are
+        # written by graphmem with the episode; attempts stored before this migration (counted
+        # here) are indexed by the first recall of their group.
         """
         CREATE TABLE experiences (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
