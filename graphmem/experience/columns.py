@@ -45,7 +45,7 @@ class GroupColumns:
         self.lengths: Floats = np.zeros(0)
         self.postings: dict[str, tuple[Ints, Floats]] = {}
         self.vectors: dict[tuple[str, int], Floats] = {}
-        self.values: dict[str, list[list[Any] | None]] = {}
+        self.values: dict[str, FilterColumn] = {}
 
     def __len__(self) -> int:
         return int(self.seqs.size)
@@ -55,7 +55,7 @@ class GroupColumns:
         held = self.seqs.nbytes + self.times.nbytes + self.outcomes.nbytes + self.lengths.nbytes
         held += sum(a.nbytes + b.nbytes for a, b in self.postings.values())
         held += sum(v.nbytes for v in self.vectors.values())
-        return held + sum(8 * len(v) for v in self.values.values())
+        return held + sum(v.codes.nbytes for v in self.values.values())
 
     # ------------------------------------------------------------------ reading
     def _append_rows(self, rows: Sequence[tuple[int, int, int, int]]) -> None:
@@ -104,22 +104,22 @@ class GroupColumns:
             self.vectors[(path, dim)] = found
         return found
 
-    def filter_values(self, path: str) -> list[list[Any] | None]:
-        """Every attempt's values at ``path`` (None: none), for the filter language; a path
-        ``a.b.2`` that is not stored is element 2 of the vector at ``a.b``."""
+    def filter_values(self, path: str) -> FilterColumn:
+        """Every attempt's values at ``path``, for the filter language; a path ``a.b.2`` that
+        is not stored is element 2 of the vector at ``a.b``."""
         found = self.values.get(path)
         if found is None:
-            found = [None] * len(self)
+            found = FilterColumn(len(self))
             rows, datas = self._path_values(path)
             for row, data in zip(rows.tolist(), datas, strict=True):
-                found[row] = unpack_values(data)
+                found.set(row, unpack_values(data))
             parent, _, index = path.rpartition(".")
             if parent and index.isdigit():
                 element = int(index)
                 prows, pdatas = self._path_values(parent)
                 for row, data in zip(prows.tolist(), pdatas, strict=True):
-                    if found[row] is None and isinstance(data, bytes) and len(data) > 8 * element:
-                        found[row] = [unpack_values(data)[element]]
+                    if found.codes[row] < 0 and isinstance(data, bytes) and len(data) > 8 * element:
+                        found.set(row, [unpack_values(data)[element]])
             self.values[path] = found
         return found
 
@@ -140,12 +140,12 @@ class GroupColumns:
             _fill(extra, got[held] - start, datas, dim)
             self.vectors[key] = np.vstack([old, extra])
         for path, column in self.values.items():
-            column.extend([None] * grown)
+            column.grow(grown)
             pairs = self.store.experience_values(self.group_id, path, after)
             got, held = self._rows_of([seq for seq, _ in pairs])
             for row, (_, data), keep in zip(got.tolist(), pairs, held, strict=True):
                 if keep:
-                    column[row] = unpack_values(data)
+                    column.set(row, unpack_values(data))
         # A path read through its parent vector is read again whole (rare: element filters).
         for path in [p for p in self.values if p.rpartition(".")[2].isdigit()]:
             del self.values[path]
@@ -165,6 +165,28 @@ class GroupColumns:
                 np.concatenate([docs, got[held]]),
                 np.concatenate([tfs, block[held, 1].astype(np.float64)]),
             )
+
+
+class FilterColumn:
+    """One path's values for filters: each row's code into the distinct value lists (-1: the
+    row has none), so a condition is decided once per distinct value, and a column of 100,000
+    attempts is one integer array beside a list as long as the values that differ."""
+
+    def __init__(self, size: int) -> None:
+        self.codes: npt.NDArray[np.int32] = np.full(size, -1, dtype=np.int32)
+        self.distinct: list[list[Any]] = []
+        self._lookup: dict[tuple[Any, ...], int] = {}
+
+    def set(self, row: int, values: list[Any]) -> None:
+        key = tuple((type(v).__name__, v) for v in values)  # 1 and True stay apart
+        code = self._lookup.get(key)
+        if code is None:
+            code = self._lookup[key] = len(self.distinct)
+            self.distinct.append(values)
+        self.codes[row] = code
+
+    def grow(self, rows: int) -> None:
+        self.codes = np.concatenate([self.codes, np.full(rows, -1, dtype=np.int32)])
 
 
 def _fill(out: Floats, rows: Ints, datas: Sequence[Any], dim: int) -> None:

@@ -254,14 +254,12 @@ def _candidates(
     elif outcome == "failure_only":
         mask &= group.outcomes == 0
     keep = np.flatnonzero(mask).astype(np.int64)
-    if conditions and keep.size:
-        columns = {c.path: group.filter_values(c.path) for c in conditions}
-        passed = []
-        for i in keep.tolist():
-            values = {path: found for path, column in columns.items() if (found := column[i])}
-            if matches(values, conditions):
-                passed.append(i)
-        keep = np.asarray(passed, dtype=np.int64)
+    for condition in conditions if keep.size else []:
+        # Decided once per distinct value list; the last slot is for rows without the path.
+        column = group.filter_values(condition.path)
+        decided = [matches({condition.path: v}, [condition]) for v in column.distinct]
+        decided.append(matches({}, [condition]))
+        keep = keep[np.asarray(decided, dtype=bool)[column.codes[keep]]]
     return keep
 
 
