@@ -571,6 +571,49 @@ def measure(size: int, paths: dict[str, Path], stored: Stored, queries: list[dic
     return out
 
 
+def build_lib(name: str, sizes: list[int], workdir: Path) -> float:
+    """Grow one library's build store to each size, keeping a copy at each (``snap-SIZE``);
+    the seconds spent building so far. The libraries can be built in parallel processes."""
+    record = workdir / f"built-{name}.json"
+    done = (json.loads(record.read_text()) if record.exists()
+            else {"built": 0, "seconds": 0.0})
+    path = workdir / f"build-{name}.db"
+    for size in sizes:
+        if done["built"] < size:
+            side = SIDE_BY_NAME[name](path)
+            for chunk in episodes(done["built"], size):
+                t0 = time.perf_counter()
+                side.build(chunk)
+                done["seconds"] += time.perf_counter() - t0
+                done["built"] += len(chunk)
+                record.write_text(json.dumps(done))
+            side.close()
+        if done["built"] == size and not (workdir / f"snap-{size}" / f"{name}.db").exists():
+            snapshot({name: path}, workdir / f"snap-{size}")
+        if not (workdir / f"snap-{size}" / f"{name}.db").exists():
+            raise SystemExit(f"no copy of the {name} store at {size:,} in {workdir}")
+    return round(float(done["seconds"]), 1)
+
+
+def build_range(name: str, start: int, stop: int, workdir: Path) -> None:
+    """Attempts ``start``..``stop - 1`` into one library's build store, skipping those already
+    there (a build stopped mid-chunk); the seconds spent go to ``built-LIB-START.json``."""
+    side = SIDE_BY_NAME[name](workdir / f"build-{name}.db")
+    if name == "robotmem":
+        have = {r[0] for r in side.db.conn.execute("SELECT content FROM memories")}
+    spent = 0.0
+    for chunk in episodes(start, stop):
+        if name == "robotmem":
+            chunk = [ep for ep in chunk if insight(ep) not in have]
+        t0 = time.perf_counter()
+        side.build(chunk)
+        spent += time.perf_counter() - t0
+        (workdir / f"built-{name}-{start}.json").write_text(
+            json.dumps({"start": start, "stop": stop, "seconds": spent,
+                        "at": chunk[-1]["idx"] if chunk else None}))
+    side.close()
+
+
 def ratio(g: float, r: float) -> float | None:
     return round(g / r, 3) if r else None
 
@@ -660,6 +703,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("bench/results/experience_cost.json"))
     parser.add_argument("--redo", type=int, nargs="*", default=[],
                         help="measure these sizes again (from the kept copies)")
+    parser.add_argument("--build-only", choices=sorted(SIDE_BY_NAME),
+                        help="only grow this library's store through the sizes")
+    parser.add_argument("--build-range", nargs=3, metavar=("LIB", "START", "STOP"),
+                        help="store attempts START..STOP-1 into LIB's build store (several "
+                             "such processes may fill one store at once; snapshot by hand)")
     parser.add_argument("--cold", nargs=2, metavar=("LIB", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cold:
@@ -672,40 +720,28 @@ def main() -> None:
     own = args.workdir is None
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="experience-cost-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    if args.build_only:
+        build_lib(args.build_only, sizes, workdir)
+        return
+    if args.build_range:
+        name, start, stop = args.build_range
+        build_range(name, int(start), int(stop), workdir)
+        return
     state_file = workdir / "state.json"
     state: dict[str, Any] = (json.loads(state_file.read_text()) if state_file.exists()
-                             else {"built": 0, "build_s": {}, "results": {}})
-    stored = Stored()
-    for chunk in episodes(0, state["built"]):
-        stored.add(chunk)
-    building = {name: workdir / f"build-{name}.db" for name in SIDE_BY_NAME}
-    print(f"versions {versions()}; built {state['built']:,}", flush=True)
+                             else {"results": {}})
+    print(f"versions {versions()}", flush=True)
     for size in sizes:
         if str(size) in state["results"] and size not in args.redo:
             continue
-        if state["built"] < size:
-            sides = [SIDE_BY_NAME[n](building[n]) for n in SIDE_BY_NAME]
-            for chunk in episodes(state["built"], size):
-                for s in sides:
-                    t0 = time.perf_counter()
-                    s.build(chunk)
-                    spent = state["build_s"].get(s.name, 0.0)
-                    state["build_s"][s.name] = spent + time.perf_counter() - t0
-                stored.add(chunk)
-                state["built"] += len(chunk)
-                state_file.write_text(json.dumps(state, indent=1))
-            for s in sides:
-                s.close()
-            snapshot(building, workdir / f"snap-{size}")
-        if not (workdir / f"snap-{size}").exists():
-            raise SystemExit(f"no copy of the stores at {size:,} in {workdir}")
-        print(f"{size:,}: build so far {state['build_s']}; load {loadavg()}", flush=True)
+        build_s = {name: build_lib(name, [size], workdir) for name in SIDE_BY_NAME}
+        print(f"{size:,}: build seconds so far {build_s}; load {loadavg()}", flush=True)
         paths = snapshot({n: workdir / f"snap-{size}" / f"{n}.db" for n in SIDE_BY_NAME},
                          workdir / "run")
-        at_size = Stored()
-        at_size.keys, at_size.pos = stored.keys[:size], stored.pos[:size]
-        at_size.obj, at_size.ok = stored.obj[:size], stored.ok[:size]
-        result = measure(size, paths, at_size, queries, warm, dict(state["build_s"]))
+        stored = Stored()
+        for chunk in episodes(0, size):
+            stored.add(chunk)
+        result = measure(size, paths, stored, queries, warm, build_s)
         state["results"][str(size)] = result
         state_file.write_text(json.dumps(state, indent=1))
         print(json.dumps(summary(result)), flush=True)
