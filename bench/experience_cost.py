@@ -579,6 +579,8 @@ def build_lib(name: str, sizes: list[int], workdir: Path) -> float:
             else {"built": 0, "seconds": 0.0})
     path = workdir / f"build-{name}.db"
     for size in sizes:
+        if (workdir / f"snap-{size}" / f"{name}.db").exists():
+            continue  # built before (possibly by --build-range processes)
         if done["built"] < size:
             side = SIDE_BY_NAME[name](path)
             for chunk in episodes(done["built"], size):
@@ -588,7 +590,7 @@ def build_lib(name: str, sizes: list[int], workdir: Path) -> float:
                 done["built"] += len(chunk)
                 record.write_text(json.dumps(done))
             side.close()
-        if done["built"] == size and not (workdir / f"snap-{size}" / f"{name}.db").exists():
+        if done["built"] == size:
             snapshot({name: path}, workdir / f"snap-{size}")
         if not (workdir / f"snap-{size}" / f"{name}.db").exists():
             raise SystemExit(f"no copy of the {name} store at {size:,} in {workdir}")
