@@ -57,7 +57,8 @@ def test_migrations_are_ordered_idempotent_and_recorded(store: Neo4jStore) -> No
     assert applied == [f"{v}: {name}" for v, name, _ in MIGRATIONS]
     assert store.migrate() == []
     status = store.migration_status()
-    assert [m.version for m in status] == [v for v, _, _ in MIGRATIONS] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    versions = [m.version for m in status]
+    assert versions == [v for v, _, _ in MIGRATIONS] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert all(isinstance(m.applied_at, int) and m.applied_at > 0 for m in status)
     rows = cypher(
         store,
