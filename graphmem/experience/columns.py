@@ -58,10 +58,12 @@ class GroupColumns:
         return held + sum(v.codes.nbytes for v in self.values.values())
 
     # ------------------------------------------------------------------ reading
-    def _append_rows(self, rows: Sequence[tuple[int, int, int, int]]) -> None:
-        if not rows:
+    def _append_rows(self, rows: Ints) -> None:
+        if not len(rows):
             return
         block = np.asarray(rows, dtype=np.int64).reshape(-1, 4)
+        if block.shape[0] > 1 and np.any(np.diff(block[:, 0]) < 0):
+            block = block[np.argsort(block[:, 0], kind="stable")]
         self.seqs = np.concatenate([self.seqs, block[:, 0]])
         self.times = np.concatenate([self.times, block[:, 1]])
         self.outcomes = np.concatenate([self.outcomes, block[:, 2].astype(np.int8)])
@@ -81,8 +83,8 @@ class GroupColumns:
         """(rows, counts) of the attempts whose text has ``term``."""
         found = self.postings.get(term)
         if found is None:
-            pairs = self.store.experience_postings(self.group_id, [term], 0)[term]
-            block = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+            pairs = self.store.experience_postings(self.group_id, [term], 0).get(term)
+            block = np.asarray(pairs if pairs is not None else [], dtype=np.int64).reshape(-1, 2)
             rows, held = self._rows_of(block[:, 0])
             found = (rows[held], block[held, 1].astype(np.float64))
             self.postings[term] = found
@@ -124,9 +126,9 @@ class GroupColumns:
         return found
 
     # ------------------------------------------------------------------ topping up
-    def top_up(self, rows: Sequence[tuple[int, int, int, int]]) -> None:
+    def top_up(self, rows: Ints) -> None:
         """Append attempts written after ``last_seq`` and extend the cached columns."""
-        if not rows:
+        if not len(rows):
             return
         after, start = self.last_seq, len(self)
         self._append_rows(rows)
@@ -155,10 +157,10 @@ class GroupColumns:
             self.postings.clear()
             return
         new = self.store.experience_postings(self.group_id, list(self.postings), after)
-        for term, pairs in new.items():
-            if not pairs:
+        for term, fresh in new.items():
+            if not len(fresh) or term not in self.postings:
                 continue
-            block = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+            block = np.asarray(fresh, dtype=np.int64).reshape(-1, 2)
             got, held = self._rows_of(block[:, 0])
             docs, tfs = self.postings[term]
             self.postings[term] = (

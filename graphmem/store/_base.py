@@ -319,10 +319,10 @@ class GraphStore(Protocol):
     # the experience index (``_experience``) ------------------------------------
     def experience_counts(self, group_id: str) -> ExperienceCounts: ...
 
-    def experience_rows(self, group_id: str, after: int) -> list[tuple[int, int, int, int]]:
+    def experience_rows(self, group_id: str, after: int) -> npt.NDArray[np.int64]:
         """(seq, reference time, success, text length) of the group's indexed attempts with
-        ``seq`` above ``after``, in ``seq`` order (plain tuples: a cold read of a large group
-        builds nothing else)."""
+        ``seq`` above ``after``, in ``seq`` order: an (n, 4) array (a cold read of a large
+        group builds no Python object per attempt)."""
         ...
 
     def experience_values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
@@ -331,8 +331,9 @@ class GraphStore(Protocol):
 
     def experience_postings(
         self, group_id: str, terms: Sequence[str], after: int
-    ) -> dict[str, list[tuple[int, int]]]:
-        """For each term: (seq, count) of the attempts after ``after`` whose text has it."""
+    ) -> dict[str, npt.NDArray[np.int64]]:
+        """For each term: (seq, count) rows, an (n, 2) array, of the attempts after ``after``
+        whose text has it."""
         ...
 
     def experience_ids(self, group_id: str, seqs: Sequence[int]) -> dict[int, str]:

@@ -10,6 +10,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from neo4j import ManagedTransaction
 
 from ..._models import EpisodeRecord
@@ -31,9 +33,10 @@ class ExperienceIndex:
             int(row["indexed"] or 0), int(row["last"] or 0), int(row["episodes"] or 0)
         )
 
-    def rows(self, group_id: str, after: int) -> list[tuple[int, int, int, int]]:
+    def rows(self, group_id: str, after: int) -> npt.NDArray[np.int64]:
         found = self._bolt.read("experience/rows", group_id=group_id, after=int(after))
-        return [(int(r["seq"]), int(r["at"]), int(r["success"]), int(r["length"])) for r in found]
+        rows = [(int(r["seq"]), int(r["at"]), int(r["success"]), int(r["length"])) for r in found]
+        return np.asarray(rows, dtype=np.int64).reshape(-1, 4)
 
     def values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
         out: list[tuple[int, Any]] = []
@@ -45,18 +48,18 @@ class ExperienceIndex:
 
     def postings(
         self, group_id: str, terms: Sequence[str], after: int
-    ) -> dict[str, list[tuple[int, int]]]:
+    ) -> dict[str, npt.NDArray[np.int64]]:
         wanted = list(dict.fromkeys(terms))
         out: dict[str, list[tuple[int, int]]] = {t: [] for t in wanted}
         if not wanted:
-            return out
+            return {}
         for r in self._bolt.read(
             "experience/postings", group_id=group_id, after=int(after), terms=wanted
         ):
             for term, tf in zip(r["terms"] or [], r["tfs"] or [], strict=False):
                 if term in out:
                     out[term].append((int(r["seq"]), int(tf)))
-        return out
+        return {t: np.asarray(p, dtype=np.int64).reshape(-1, 2) for t, p in out.items()}
 
     def ids(self, group_id: str, seqs: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}

@@ -52,6 +52,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import neo4j
+import numpy as np
+import numpy.typing as npt
 from neo4j import ManagedTransaction
 
 from ..._filters import Condition
@@ -219,7 +221,7 @@ class Neo4jStore:
     def experience_counts(self, group_id: str) -> ExperienceCounts:
         return self._experience.counts(group_id)
 
-    def experience_rows(self, group_id: str, after: int) -> list[tuple[int, int, int, int]]:
+    def experience_rows(self, group_id: str, after: int) -> npt.NDArray[np.int64]:
         return self._experience.rows(group_id, after)
 
     def experience_values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
@@ -227,7 +229,7 @@ class Neo4jStore:
 
     def experience_postings(
         self, group_id: str, terms: Sequence[str], after: int
-    ) -> dict[str, list[tuple[int, int]]]:
+    ) -> dict[str, npt.NDArray[np.int64]]:
         return self._experience.postings(group_id, terms, after)
 
     def experience_ids(self, group_id: str, seqs: Sequence[int]) -> dict[int, str]:

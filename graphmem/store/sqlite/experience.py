@@ -8,6 +8,10 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
+
+from ..._errors import StoreError
 from ..._models import EpisodeRecord
 from .._base import EpisodeRow, episode_record
 from .._experience import (
@@ -16,6 +20,16 @@ from .._experience import (
     pack_values,
 )
 from .rows import chunks, episode_row, qmarks
+
+
+def _columns(row: Any, width: int) -> npt.NDArray[np.int64]:
+    """``count, group_concat(a), group_concat(b), …`` as an (n, width) array."""
+    if row is None or not row[0]:
+        return np.zeros((0, width), dtype=np.int64)
+    parts = [np.fromstring(text, dtype=np.int64, sep=",") for text in row[1 : width + 1]]
+    if any(part.size != row[0] for part in parts):
+        raise StoreError("the experience index returned columns of different lengths")
+    return np.stack(parts, axis=1)
 
 if TYPE_CHECKING:
     from .db import SQLiteDB
@@ -73,12 +87,23 @@ class ExperienceIndex:
         episodes, indexed = found if found is not None else (0, 0)
         return ExperienceCounts(int(indexed), int(last), int(episodes))
 
-    def rows(self, group_id: str, after: int) -> list[tuple[int, int, int, int]]:
-        return self._db.fetch_all(
-            "SELECT seq, at, success, length FROM experiences INDEXED BY experiences_group "
-            "WHERE group_id = ? AND seq > ? ORDER BY seq",
-            (group_id, after),
+    def rows(self, group_id: str, after: int) -> npt.NDArray[np.int64]:
+        if after > 0:  # a top-up: a few rows
+            found = self._db.fetch_all(
+                "SELECT seq, at, success, length FROM experiences INDEXED BY experiences_group "
+                "WHERE group_id = ? AND seq > ? ORDER BY seq",
+                (group_id, after),
+            )
+            return np.asarray(found, dtype=np.int64).reshape(-1, 4)
+        # A whole group: each column as one text SQLite joins and numpy parses, not a Python
+        # tuple per attempt (at 100,000 attempts the tuples cost more than the read).
+        row = self._db.fetch_one(
+            "SELECT count(*), group_concat(seq), group_concat(at), group_concat(success), "
+            "group_concat(length) FROM (SELECT seq, at, success, length FROM experiences "
+            "INDEXED BY experiences_group WHERE group_id = ? ORDER BY seq)",
+            (group_id,),
         )
+        return _columns(row, 4)
 
     def values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
         return self._db.fetch_all(
@@ -89,26 +114,28 @@ class ExperienceIndex:
 
     def postings(
         self, group_id: str, terms: Sequence[str], after: int
-    ) -> dict[str, list[tuple[int, int]]]:
+    ) -> dict[str, npt.NDArray[np.int64]]:
         wanted = list(dict.fromkeys(terms))
-        out: dict[str, list[tuple[int, int]]] = {term: [] for term in wanted}
+        out: dict[str, npt.NDArray[np.int64]] = {}
         if after > 0:
             # A top-up after writes: the few new attempts' own term lists, in one range read.
+            pairs: dict[str, list[tuple[int, int]]] = {term: [] for term in wanted}
             for seq, held in self._db.fetch_all(
                 "SELECT seq, terms FROM experiences INDEXED BY experiences_group "
                 "WHERE group_id = ? AND seq > ? ORDER BY seq",
                 (group_id, after),
             ):
                 for term, tf in json.loads(held).items():
-                    if term in out:
-                        out[term].append((int(seq), int(tf)))
-            return out
+                    if term in pairs:
+                        pairs[term].append((int(seq), int(tf)))
+            return {t: np.asarray(p, dtype=np.int64).reshape(-1, 2) for t, p in pairs.items()}
         for term in wanted:
-            out[term] = self._db.fetch_all(
-                "SELECT seq, tf FROM experience_terms WHERE group_id = ? AND term = ? "
-                "AND seq > ? ORDER BY seq",
-                (group_id, term, after),
+            row = self._db.fetch_one(
+                "SELECT count(*), group_concat(seq), group_concat(tf) FROM experience_terms "
+                "WHERE group_id = ? AND term = ?",
+                (group_id, term),
             )
+            out[term] = _columns(row, 2)
         return out
 
     def ids(self, group_id: str, seqs: Sequence[int]) -> dict[int, str]:

@@ -15,6 +15,9 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from ..._errors import StoreError
 from ..._filters import Condition
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
@@ -266,7 +269,7 @@ class SQLiteStore:
     def experience_counts(self, group_id: str) -> ExperienceCounts:
         return self._experience.counts(group_id)
 
-    def experience_rows(self, group_id: str, after: int) -> list[tuple[int, int, int, int]]:
+    def experience_rows(self, group_id: str, after: int) -> npt.NDArray[np.int64]:
         return self._experience.rows(group_id, after)
 
     def experience_values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
@@ -274,7 +277,7 @@ class SQLiteStore:
 
     def experience_postings(
         self, group_id: str, terms: Sequence[str], after: int
-    ) -> dict[str, list[tuple[int, int]]]:
+    ) -> dict[str, npt.NDArray[np.int64]]:
         return self._experience.postings(group_id, terms, after)
 
     def experience_ids(self, group_id: str, seqs: Sequence[int]) -> dict[int, str]:
