@@ -7,12 +7,31 @@ asks for another one must fail before it writes vectors nobody can compare.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from ._errors import SchemaError
+from ._errors import SchemaError, StoreError
 from .embeddings.factory import Embedder, embedder_mismatch, resolve_embedder
 from .store import GraphStore
+from .store.sqlite.store import SQLiteStore
 
-__all__ = ["open_checked", "probe_dim", "store_embedder"]
+__all__ = ["open_checked", "probe_dim", "require_existing", "store_embedder"]
+
+
+def require_existing(store: GraphStore) -> None:
+    """``StoreError`` unless ``store`` is a graphmem store already (a SQLite file that exists,
+    a database with graphmem's schema), naming it and ``graphmem init``; a missing SQLite file
+    is not created. What reads (and forget, export) call before they open a store: on a
+    mistyped path they would otherwise answer from a new, empty memory."""
+    fix = "check the path (--store / GRAPHMEM_STORE), or create it with `graphmem init`"
+    if isinstance(store, SQLiteStore):
+        if store.path == ":memory:":
+            return
+        file = Path(store.path).expanduser()
+        if not file.exists():
+            raise StoreError(f"no store at {store.path}: the file does not exist; {fix}")
+    store.connect()
+    if not any(m.applied_at is not None for m in store.migration_status()):
+        raise StoreError(f"{store.url} holds no graphmem store (no schema); {fix}")
 
 
 def open_checked(
@@ -48,7 +67,14 @@ def store_embedder(store: GraphStore, requested: Embedder | str | None) -> tuple
                 f"{store.url}: its recorded embedder is unreadable ({raw[:80]!r})"
             ) from None
     embedder = resolve_embedder(requested, recorded, store=store.url)
-    dim = embedder.dim or probe_dim(embedder)
+    if recorded is None:
+        # One embedding before the store records the embedder: one that cannot load (a
+        # missing extra, a model that is not there) fails here and leaves the store unstamped,
+        # free for the next command to pick another.
+        probed = probe_dim(embedder)
+        dim = embedder.dim or probed
+    else:
+        dim = embedder.dim or probe_dim(embedder)
     if recorded is None:
         store.set_meta("embedder", json.dumps({"name": embedder.name, "dim": dim}))
     elif (embedder.name, dim) != recorded:

@@ -103,8 +103,8 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
     bound = state.group if state.group is not None and not allow_other_groups else None
     parsed = _parse_inputs(paths, fmt, per, state.group_id, assume_utc,
                            allow_other_groups=bound is None)
-    skipped_files = [{"file": f, "reason": _NOT_INPUT} for f in parsed.skipped]
-    echo_listed((f"{f}: {_NOT_INPUT}" for f in parsed.skipped), prefix="skipped: ")
+    skipped_files = [{"file": f, "reason": _skip_reason(f)} for f in parsed.skipped]
+    echo_listed((f"{f}: {_skip_reason(f)}" for f in parsed.skipped), prefix="skipped: ")
     if parsed.problems and not skip_invalid:
         echo_listed(str(problem) for problem in parsed.problems)
         if as_json:
@@ -120,7 +120,8 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
         click.get_current_context().exit(EXIT_INVALID)
     if parsed.problems:
         echo_listed((str(problem) for problem in parsed.problems), prefix="skipped: ")
-    memory = state.memory()
+    echo_listed(_odd_times(parsed), prefix="warning: ")
+    memory = state.memory(create=True)
     memory.connect()
     summary = _Summary(files=len(parsed.files), invalid=len(parsed.problems),
                        total=len(parsed.records))
@@ -178,6 +179,22 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
 
 _NOT_INPUT = (f"not an input file (its extension is not one of {', '.join(INPUT_EXTENSIONS)}; "
               "name the file itself to ingest it)")
+_HIDDEN = "hidden (its name starts with '.'; name the file itself to ingest it)"
+
+
+def _odd_times(parsed: ParseResult) -> Iterator[str]:
+    """``FILE:LINE: reference_time … is before 1900`` for each record dated implausibly."""
+    from .._time import implausible_time
+
+    for record in parsed.records:
+        odd = implausible_time(record.episode.get("reference_time"))
+        if odd is not None:
+            where = f"{record.file}:{record.line}" if record.line else record.file
+            yield f"{where}: {odd}"
+
+
+def _skip_reason(path: str) -> str:
+    return _HIDDEN if Path(path).name.startswith(".") else _NOT_INPUT
 
 
 def _parse_inputs(paths: tuple[str, ...], fmt: str, per: str, group_id: str,

@@ -162,6 +162,9 @@ class LLMExtractor:
         if timeout <= 0:
             raise ConfigError(f"timeout must be positive, got {timeout}")
         self.model = model.strip()
+        # The openai client reads OPENAI_BASE_URL itself when no base_url is given; taking it
+        # here too makes errors name the endpoint actually called, not api.openai.com.
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL", "").strip() or None
         self.base_url = base_url
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)

@@ -8,6 +8,7 @@ changes what the extractor reads, so each list says what it is for.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Final
 
@@ -15,6 +16,55 @@ PERSON: Final = "Person"
 PLACE: Final = "Place"
 ORG: Final = "Organization"
 ENTITY: Final = "entity"
+
+
+
+def _latin_capitals() -> str:
+    """The accented Latin capitals (À, Ł, Ş, Ž …), from the Latin blocks past ASCII."""
+    blocks = [*range(0xC0, 0x250), *range(0x1E00, 0x1F00)]
+    return "".join(chr(c) for c in blocks if unicodedata.category(chr(c)) in ("Lu", "Lt"))
+
+
+# A letter that can start a name ("Osaka", "Москва", "Ἀθῆναι", "北京", "서울"): a capital of
+# the cased scripts (Latin, Greek, Cyrillic, Armenian, Georgian) or any letter of the scripts
+# without case (CJK ideographs, kana, Hangul, Hebrew, Arabic, Devanagari, Thai). The body of a
+# regex character class; the patterns put it where ASCII ``A-Z`` started a name. Scripts not
+# listed, symbols and emoji give no fact, and the extractor says so on the episode.
+NAME_START: Final = (
+    "A-Z" + _latin_capitals()
+    + "\u0386\u0388-\u038f\u0391-\u03ab\u1f08-\u1f0f\u1f18-\u1f1d\u1f28-\u1f2f"  # Greek
+    + "\u0400-\u042f\u0460\u0462\u0464\u0466\u0468\u046a"  # Cyrillic capitals
+    + "\u0531-\u0556\u10a0-\u10c5\u10d0-\u10fa"  # Armenian, Georgian
+    + "\u05d0-\u05ea\u0620-\u064a\u0671-\u06d3\u0904-\u0939\u0e01-\u0e30"  # Hebrew, Arabic,
+    # Devanagari, Thai
+    + "\u3041-\u3096\u30a1-\u30fa\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3"  # kana, CJK, Hangul
+)
+# A letter or digit of any script: what makes a span a name at all.
+ANY_LETTER: Final = re.compile(r"[^\W_]")
+# Text the extractor reads no fact from even with letters of its scripts: a letter or digit of
+# a script outside NAME_START's, a symbol or emoji (categories L*, N*, S*, past ASCII).
+_READ_SCRIPTS = re.compile(f"[{NAME_START}]")
+
+
+def unread_script(text: str) -> str | None:
+    """A character of ``text`` the rules extractor cannot read names in (the first), or
+    ``None``: letters of scripts it does not list and symbols (emoji, ✓, ©)."""
+    for char in text:
+        if ord(char) < 0x80 or _READ_SCRIPTS.match(char) or char.isspace():
+            continue
+        category = unicodedata.category(char)
+        if category[0] == "S" or (category[0] in "LN" and not char.islower()
+                                  and not _latin_lower(char)):
+            return char
+    return None
+
+
+def _latin_lower(char: str) -> bool:
+    """A lowercase letter of a script NAME_START reads (é, ж, α …): part of a name, not a
+    script the extractor lacks."""
+    name = unicodedata.name(char, "")
+    return name.split(" ")[0] in ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "GEORGIAN")
+
 
 # A pattern match is good evidence but not an LLM's judgement; "I left X" with nothing saying
 # what X is (employer or city) is weaker still.
