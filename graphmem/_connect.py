@@ -17,11 +17,13 @@ from .store.sqlite.store import SQLiteStore
 __all__ = ["open_checked", "probe_dim", "require_existing", "store_embedder"]
 
 
-def require_existing(store: GraphStore) -> None:
+def require_existing(store: GraphStore, *, schema: bool = True) -> None:
     """``StoreError`` unless ``store`` is a graphmem store already (a SQLite file that exists,
     a database with graphmem's schema), naming it and ``graphmem init``; a missing SQLite file
     is not created. What reads (and forget, export) call before they open a store: on a
-    mistyped path they would otherwise answer from a new, empty memory."""
+    mistyped path they would otherwise answer from a new, empty memory. ``schema=False``
+    (``graphmem db status``): a store without graphmem's schema yet is accepted, only a
+    missing SQLite file is not."""
     fix = "check the path (--store / GRAPHMEM_STORE), or create it with `graphmem init`"
     if isinstance(store, SQLiteStore):
         if store.path == ":memory:":
@@ -30,7 +32,7 @@ def require_existing(store: GraphStore) -> None:
         if not file.exists():
             raise StoreError(f"no store at {store.path}: the file does not exist; {fix}")
     store.connect()
-    if not any(m.applied_at is not None for m in store.migration_status()):
+    if schema and not any(m.applied_at is not None for m in store.migration_status()):
         raise StoreError(f"{store.url} holds no graphmem store (no schema); {fix}")
 
 

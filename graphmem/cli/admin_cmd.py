@@ -65,7 +65,7 @@ def db_migrate(state: State, as_json: bool) -> None:
 @pass_state
 def db_status(state: State, as_json: bool) -> None:
     """List schema migrations and whether each is applied (changes nothing)."""
-    store = state.memory().store
+    store = state.memory(schema=False).store
     store.connect()
     migrations = store.migration_status()
     rows = [

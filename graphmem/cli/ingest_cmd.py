@@ -84,16 +84,20 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
                   "kind", "metadata"}; objects without "content" are event records
       events      JSON(L) records that all go to the structured extractor
       transcript  "Speaker: text" lines, optional [2024-05-01 10:00] timestamps (UTC unless
-                  they carry an offset)
+                  they carry an offset); other lines continue the turn above; auto picks
+                  it on one timestamped turn, or when half the lines are "Speaker:" lines
       prose       plain text, one episode per paragraph (--per file: per file)
+    --per paragraph applies to prose, --per file to prose and transcripts; on other
+    formats either is reported as invalid.
 
     Every record of every input is validated first: if any is invalid, each is listed as
     FILE:LINE: field: reason, nothing is written, and the exit status is 2. With
     --skip-invalid each invalid record is skipped on its own: a JSONL line (invalid JSON, bytes
     that are not UTF-8, a bad field), or a whole file for formats read whole. Files in a
-    directory without a known extension are listed as skipped (a file named itself is always
-    read). Re-ingesting a file adds nothing. After Ctrl-C the committed episodes stay; run the
-    command again to finish the rest.
+    directory without a known extension, and hidden ones (a name starting with '.'), are
+    listed as skipped (a file named itself is always read). A reference time before 1900 or
+    more than a year ahead is kept, with a warning line. Re-ingesting a file adds nothing.
+    After Ctrl-C the committed episodes stay; run the command again to finish the rest.
 
     With --group G (or GRAPHMEM_GROUP) every episode goes to G, and a JSONL line naming another
     group_id is invalid unless --allow-other-groups is given. Without --group, a line's group_id is

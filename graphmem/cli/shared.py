@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from .._errors import GraphMemError, InputError
+from .._errors import GraphMemError, InputError, NotFoundError
 from . import render
 
 if TYPE_CHECKING:
@@ -67,11 +67,12 @@ class State:
         """The group for commands that work on one: ``--group``, else ``default``."""
         return self.group or "default"
 
-    def memory(self, *, create: bool = False) -> GraphMemory:
+    def memory(self, *, create: bool = False, schema: bool = True) -> GraphMemory:
         """The memory of ``--store``. A command that only reads or changes what is there
         (``create=False``) refuses a store that does not exist, so that a mistyped path is an
         error and not a new, empty memory; ``init``, ``ingest``, ``import`` and other commands
-        that add to memory create it."""
+        that add to memory create it. ``schema=False``: a store without graphmem's schema
+        is not refused (``db status`` lists its pending migrations)."""
         if self._memory is None:
             from .._config import Settings
             from .._connect import require_existing
@@ -81,7 +82,7 @@ class State:
             memory = GraphMemory(self.store, settings=settings)
             click.get_current_context().call_on_close(memory.close)
             if not create:
-                require_existing(memory.store)
+                require_existing(memory.store, schema=schema)
             self._memory = memory
         return self._memory
 
@@ -121,6 +122,12 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
+class _InvalidInput(click.ClickException):
+    """An ``InputError`` on the command line: ``Error: ...``, exit 2 in every command."""
+
+    exit_code = EXIT_INVALID
+
+
 class GraphMemGroup(click.Group):
     """Turns every ``GraphMemError`` into a one-line ``Error:`` (traceback with ``-v``), and a
     stdout closed by its reader into a quiet exit 0."""
@@ -137,10 +144,9 @@ class GraphMemGroup(click.Group):
             state = ctx.find_object(State)
             if state is not None and state.verbose:
                 traceback.print_exc(file=sys.stderr)
-            error = click.ClickException(one_line(str(exc)))
-            if isinstance(exc, InputError):
-                error.exit_code = EXIT_INVALID  # invalid input is exit 2 in every command
-            raise error from exc
+            invalid = isinstance(exc, InputError) and not isinstance(exc, NotFoundError)
+            kind = _InvalidInput if invalid else click.ClickException
+            raise kind(one_line(str(exc))) from exc
         except OSError as exc:  # an unwritable -o file, a full disk: the user's to fix
             state = ctx.find_object(State)
             if state is not None and state.verbose:
@@ -156,7 +162,7 @@ def atomic_output(output: str) -> Iterator[IO[str]]:
     only when the block ends without an error, so that a failed command leaves the old file
     as it was (``-`` is stdout, written directly)."""
     if output == "-":
-        yield click.get_text_stream("stdout")
+        yield sys.stdout
         return
     target = Path(output).expanduser()
     handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",

@@ -33,10 +33,18 @@ Formats (``format=``; ``"auto"`` picks one from the extension, then the content)
     bare ``[10:05]`` after a dated line; a line holding only a timestamp (a heading like
     ``## 2024-05-01`` too) sets the time of the lines after it. **Timestamps without an offset
     are taken as UTC.** A non-blank line that is not ``Speaker: text`` continues the previous
-    turn. One ``kind="message"`` episode per turn, or one per file with ``per="conversation"``.
+    turn; a timestamped line without a speaker (``[10:00] : text``) is a problem of its line.
+    One ``kind="message"`` episode per turn, or one per file with ``per="conversation"``.
+    ``auto`` takes a text for a transcript when one line is a timestamped ``[time] Speaker:``
+    turn, or when at least two lines and half of them are ``Speaker:`` lines; so one odd line
+    does not turn a transcript into prose.
 ``prose``
     Plain text: one ``kind="text"`` episode per paragraph (blank-line separated), or one per file
     with ``per="file"``. No reference time (the ingest time is used).
+
+``per`` must apply to the format read: ``paragraph`` to prose only, ``file`` to prose and
+transcripts; chat and JSON inputs take ``message`` or ``conversation``. Any other is a problem
+of the file, not silently ignored.
 
 Times: ``reference_time`` / ``timestamp`` / ``time`` / ``ts`` / ``created_at`` fields (and ``date``
 for chat) hold ISO-8601 with ``Z`` or an offset, a bare date, or epoch seconds (epoch
