@@ -65,7 +65,10 @@ def db_migrate(state: State, as_json: bool) -> None:
 @pass_state
 def db_status(state: State, as_json: bool) -> None:
     """List schema migrations and whether each is applied (changes nothing)."""
-    store = state.memory(schema=False).store
+    from .._connect import require_existing
+
+    store = state.memory(create=True).store
+    require_existing(store, schema=False)  # a missing file is refused, an unmigrated one listed
     store.connect()
     migrations = store.migration_status()
     rows = [

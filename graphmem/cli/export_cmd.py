@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .._errors import GraphMemError, InputError
-from ..sources.parser import unparsable
 from ..sources.records import Problem
 from .shared import (
     EXIT_INVALID,
@@ -112,6 +111,8 @@ class ExportFile:
 
 def read_export(data: bytes, file: str) -> ExportFile:
     """Read an export file's bytes line by line; never raises on its content."""
+    from ..sources.parser import unparsable  # the parsers load for import only
+
     out = ExportFile()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]

@@ -67,23 +67,19 @@ class State:
         """The group for commands that work on one: ``--group``, else ``default``."""
         return self.group or "default"
 
-    def memory(self, *, create: bool = False, schema: bool = True) -> GraphMemory:
+    def memory(self, *, create: bool = False) -> GraphMemory:
         """The memory of ``--store``. A command that only reads or changes what is there
-        (``create=False``) refuses a store that does not exist, so that a mistyped path is an
-        error and not a new, empty memory; ``init``, ``ingest``, ``import`` and other commands
-        that add to memory create it. ``schema=False``: a store without graphmem's schema
-        is not refused (``db status`` lists its pending migrations)."""
+        (``create=False``) refuses a store that does not exist when it first opens it (after
+        its arguments were checked), so that a mistyped path is an error and not a new, empty
+        memory; ``init``, ``ingest``, ``import`` and other commands that add to memory create
+        it."""
         if self._memory is None:
             from .._config import Settings
-            from .._connect import require_existing
             from .._memory import GraphMemory
 
             settings = Settings.from_env(**self.settings_overrides)
-            memory = GraphMemory(self.store, settings=settings)
-            click.get_current_context().call_on_close(memory.close)
-            if not create:
-                require_existing(memory.store, schema=schema)
-            self._memory = memory
+            self._memory = GraphMemory(self.store, settings=settings, create=create)
+            click.get_current_context().call_on_close(self._memory.close)
         return self._memory
 
     def info(self, message: str) -> None:

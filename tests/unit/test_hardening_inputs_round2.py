@@ -86,6 +86,7 @@ def test_prose_with_one_speaker_like_line_stays_prose() -> None:
     ("I live in 北京.", "北京"),
     ("I live in Αθήνα.", "Αθήνα"),
     ("I work at Łukasiewicz Labs.", "Łukasiewicz Labs"),
+    ("I live in ಬೆಂಗಳೂರು.", "ಬೆಂಗಳೂರು"),
 ])
 def test_rules_extractor_reads_names_in_other_scripts(mem: GraphMemory, text: str,
                                                       place: str) -> None:
@@ -94,14 +95,18 @@ def test_rules_extractor_reads_names_in_other_scripts(mem: GraphMemory, text: st
     assert [f.object for f in mem.facts()] == [place]
 
 
-def test_text_the_rules_cannot_read_says_so(mem: GraphMemory) -> None:
-    result = mem.add_episode("I prefer 🍵.", extractor="rules")
+@pytest.mark.parametrize("text", ["I prefer 🍵.", "I work at ☕."])
+def test_text_the_rules_cannot_read_says_so(mem: GraphMemory, text: str) -> None:
+    result = mem.add_episode(text, extractor="rules")
     assert result.facts_added == 0
     assert any(w.startswith("no fact: script not supported") for w in result.warnings)
     stored = mem.episode(result.episode_id)
     assert stored is not None and "script not supported" in (stored.error or "")
-    plain = mem.add_episode("The weather was fine.", extractor="rules")
-    assert not plain.warnings  # English with nothing to read is not a script problem
+
+
+@pytest.mark.parametrize("text", ["The weather was fine.", "That was great 🌟", "Ну ладно."])
+def test_no_script_warning_where_no_fact_was_missed(mem: GraphMemory, text: str) -> None:
+    assert not mem.add_episode(text, extractor="rules").warnings
 
 
 # ------------------------------------------------------------------ import

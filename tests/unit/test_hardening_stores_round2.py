@@ -212,9 +212,18 @@ def test_require_existing_in_python(tmp_path: Path) -> None:
     with GraphMemory(tmp_path / "real.db", embedder=HashEmbedder(64)) as memory:
         memory.connect()
     require_existing(open_store(str(tmp_path / "real.db")))
-    # Python reads never create a store when it is opened read-only.
-    with pytest.raises(StoreError):
-        GraphMemory(f"sqlite:///{tmp_path}/gone.db?mode=ro").recall("x")
+    # GraphMemory(create=False): the same refusal when the store is first opened, after the
+    # call's own arguments were checked.
+    typo = GraphMemory(tmp_path / "gone.db", create=False)
+    with pytest.raises(InputError):
+        typo.recall("")
+    with pytest.raises(StoreError, match="gone.db.*graphmem init"):
+        typo.recall("x")
+    with pytest.raises(StoreError, match="graphmem init"):
+        typo.history("x")
+    assert not (tmp_path / "gone.db").exists()
+    with GraphMemory(tmp_path / "real.db", create=False) as memory:
+        assert memory.facts() == []
 
 
 @pytest.mark.integration
@@ -223,11 +232,11 @@ def test_require_existing_on_bolt() -> None:
     memory = empty_bolt_memory()
     try:
         require_existing(memory.store)  # migrated by connect()
-        memory.store.wipe_all_for_tests()
-        status = memory.store.migration_status()
-        if not any(m.applied_at is not None for m in status):
-            with pytest.raises(StoreError, match="graphmem init"):
-                require_existing(memory.store)
+        memory.store.wipe_all_for_tests()  # its migration records too: no graphmem store
+        with pytest.raises(StoreError, match="graphmem init"):
+            require_existing(memory.store)
+        memory.store.migrate()
+        require_existing(memory.store)
     finally:
         memory.close()
 

@@ -209,7 +209,8 @@ class LLMExtractor:
             )
         rpm = _setting_number(settings, "llm_requests_per_minute", "GRAPHMEM_LLM_RPM")
         tpm = _setting_number(settings, "llm_tokens_per_minute", "GRAPHMEM_LLM_TPM")
-        endpoint = settings.llm_base_url or "api.openai.com"
+        endpoint = (settings.llm_base_url or os.environ.get("OPENAI_BASE_URL", "").strip()
+                    or "api.openai.com")
         limiter = shared_rate_limiter(endpoint, settings.llm_model, rpm, tpm)
         return cls(
             settings.llm_model,

@@ -41,29 +41,43 @@ NAME_START: Final = (
 )
 # A letter or digit of any script: what makes a span a name at all.
 ANY_LETTER: Final = re.compile(r"[^\W_]")
-# Text the extractor reads no fact from even with letters of its scripts: a letter or digit of
-# a script outside NAME_START's, a symbol or emoji (categories L*, N*, S*, past ASCII).
 _READ_SCRIPTS = re.compile(f"[{NAME_START}]")
+_READ_LOWER = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "GEORGIAN")
+
+
+def unread_char(char: str) -> bool:
+    """Whether the rules extractor cannot read a name made of ``char``: a letter or digit of a
+    script ``NAME_START`` does not list, or a symbol (emoji, ✓, ©)."""
+    if ord(char) < 0x80 or char.isspace() or _READ_SCRIPTS.match(char):
+        return False
+    category = unicodedata.category(char)
+    if category[0] == "S":
+        return True
+    if category[0] not in "LN":
+        return False
+    # A lowercase letter of a script NAME_START reads (é, ж, α) is part of a name.
+    return unicodedata.name(char, "").split(" ")[0] not in _READ_LOWER
 
 
 def unread_script(text: str) -> str | None:
-    """A character of ``text`` the rules extractor cannot read names in (the first), or
-    ``None``: letters of scripts it does not list and symbols (emoji, ✓, ©)."""
+    """The first character of ``text`` the rules extractor cannot read names in, or ``None``."""
+    return next((char for char in text if unread_char(char)), None)
+
+
+def mask_unread(text: str, placeholder: str = "Xy") -> str:
+    """``text`` with each run of unreadable characters (and the marks that follow them) put as
+    one ``placeholder`` name: whether a fact would have been read but for the script."""
+    out: list[str] = []
+    in_run = False
     for char in text:
-        if ord(char) < 0x80 or _READ_SCRIPTS.match(char) or char.isspace():
+        if unread_char(char) or (in_run and unicodedata.category(char)[0] == "M"):
+            if not in_run:
+                out.append(placeholder)
+            in_run = True
             continue
-        category = unicodedata.category(char)
-        if category[0] == "S" or (category[0] in "LN" and not char.islower()
-                                  and not _latin_lower(char)):
-            return char
-    return None
-
-
-def _latin_lower(char: str) -> bool:
-    """A lowercase letter of a script NAME_START reads (é, ж, α …): part of a name, not a
-    script the extractor lacks."""
-    name = unicodedata.name(char, "")
-    return name.split(" ")[0] in ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "GEORGIAN")
+        in_run = False
+        out.append(char)
+    return "".join(out)
 
 
 # A pattern match is good evidence but not an LLM's judgement; "I left X" with nothing saying
