@@ -217,7 +217,7 @@ def test_require_existing_in_python(tmp_path: Path) -> None:
     typo = GraphMemory(tmp_path / "gone.db", create=False)
     with pytest.raises(InputError):
         typo.recall("")
-    with pytest.raises(StoreError, match="gone.db.*graphmem init"):
+    with pytest.raises(StoreError, match=r"gone\.db.*graphmem init"):
         typo.recall("x")
     with pytest.raises(StoreError, match="graphmem init"):
         typo.history("x")
