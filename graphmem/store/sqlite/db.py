@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..._errors import SchemaError, StoreError
-from .schema import create_vocab_tables
+from .fts_vocab import create_vocab_tables
 
 __all__ = ["SQLiteDB", "sqlite_error", "store_errors"]
 
