@@ -248,7 +248,9 @@ def test_a_failed_first_command_does_not_stamp_the_embedder(
     from graphmem import embeddings
 
     class Broken(HashEmbedder):
-        name = "broken-model"
+        def __init__(self, dim: int) -> None:
+            super().__init__(dim)
+            self.name = "broken-model"
 
         def embed(self, texts: list[str]) -> Any:
             raise embeddings.factory.ConfigError("broken-model needs: pip install it")
@@ -263,10 +265,16 @@ def test_a_failed_first_command_does_not_stamp_the_embedder(
 def test_a_missing_extra_on_the_first_command_leaves_the_store_free(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import importlib.util
+    import builtins
 
-    if importlib.util.find_spec("sentence_transformers") is not None:
-        pytest.skip("sentence-transformers is installed here")
+    real_import = builtins.__import__
+
+    def without_the_extra(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name.split(".")[0] == "sentence_transformers":
+            raise ImportError("No module named 'sentence_transformers'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_the_extra)
     monkeypatch.setenv("GRAPHMEM_EMBEDDER", "sentence-transformers")
     first = gm("--store", "m.db", "ingest", "-", input="I live in Rome.\n")
     assert "local-embeddings" in one_error_line(first)
