@@ -24,7 +24,7 @@ from ..._models import EntityRecord, EpisodeRecord, FactRecord
 from .._base import EpisodeRow, LinkRow, MigrationInfo, StoreReader, TimeView, Vector, WritePlan
 from .._experience import ExperienceCounts, ExperienceEntry
 from .._vectors import VectorMatrix
-from .db import SQLiteDB
+from .db import SQLiteDB, store_errors
 from .experience import ExperienceIndex
 from .filter import filter_candidates
 from .maintenance import Maintenance, purge_deleted, truncate_wal
@@ -56,6 +56,7 @@ def _postings() -> int:
     return _POSTINGS
 
 
+@store_errors
 class SQLiteStore:
     """``GraphStore`` on one SQLite file. ``sqlite:///path/to/memory.db`` or ``:memory:``.
 
