@@ -122,8 +122,9 @@ from .sentences import (
     _segments,
     _sentences,
 )
+from .statements import statements
 from .text import _NORMALIZE, _squash, _strip_lead
-from .words import ENTITY, ORG, PERSON, PLACE
+from .words import _ROLE_BOT, ENTITY, ORG, PERSON, PLACE
 
 __all__ = ["ENTITY", "ORG", "PERSON", "PLACE", "RulesExtractor"]
 
@@ -136,6 +137,10 @@ class RulesExtractor:
 
     def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
         drafts = self._drafts(episode, context, use_previous=True)
+        if (context.speaker or "").strip().lower() in _ROLE_BOT:
+            # An assistant's "I"/"we" is its persona or an example it writes for the user
+            # ("Hi, my name is Crystal, and I'm here because…"), not a fact to remember.
+            drafts = [d for d in drafts if d.subject_kind != "fp"]
         facts = [_to_fact(d, d.predicate not in context.predicates) for d in drafts]
         return Extraction(entities=_entities(drafts), facts=facts)
 
@@ -153,6 +158,7 @@ class RulesExtractor:
             state.speaker = who
             state.at_start = True
             state.last_subject = None
+            state.last_modal = False
             for sentence, end in _merge_contrasts(_sentences(segment)):
                 self._sentence(sentence, end, state)
         return _finish(state.drafts)
@@ -211,22 +217,26 @@ class RulesExtractor:
 
     # ------------------------------------------------------------------ clause level
     def _clause(self, clause: _Clause, st: _State) -> list[_Draft]:
-        if clause.future:
-            return []
         text, correcting = _strip_lead(clause.work)
         text = text.strip()
         if not text or _HEDGE.match(text) or _HYPOTHETICAL.match(text):
             return []
-        drafts = whole_clause(text, st)
-        if drafts is None:
-            drafts = grammar(text, clause, st)
-        drafts = drafts + pets(text, st, drafts)
+        drafts: list[_Draft] | None = None
+        if not clause.future:
+            drafts = whole_clause(text, st)
+            if drafts is None:
+                drafts = grammar(text, clause, st)
+            drafts = drafts + pets(text, st, drafts)
+        if not drafts:
+            # Plans, decisions, amounts and dates, read from the clause as written: its time
+            # phrases are values here ("the launch moved to next Friday").
+            drafts = statements(_strip_lead(clause.evidence)[0], st)
         for draft in drafts:
             draft.evidence = draft.evidence or clause.evidence
-            if draft.valid_from is None and clause.valid_from is not None:
+            if draft.valid_from is None and clause.valid_from is not None and not draft.own_time:
                 draft.valid_from = clause.valid_from
             if correcting and draft.kind == "assert" and not draft.move:
                 draft.kind = "correct"
-        if clause.valid_from is not None and clause.valid_from > st.ref:
-            return []
+        if clause.future or (clause.valid_from is not None and clause.valid_from > st.ref):
+            return [d for d in drafts if d.own_time]
         return drafts
