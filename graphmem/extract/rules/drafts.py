@@ -215,8 +215,13 @@ def _statement(d: _Draft) -> str:
         templates = (f"{{ps}} {words} {be} {{o}}.", f"{{ps}} {words} {be} no longer {{o}}.",
                      f"{{ps}} {words} {be} not {{o}}.")
     index = 0 if d.kind != "negate" else (1 if d.negation == "ended" else 2)
+    plural = subject.endswith("s") and not subject.endswith(("ss", "us", "is", "'s"))
+    # "the relocation expenses' budget"
+    possessive = subject + ("'" if plural and d.subject_kind == "np" else "'s")
+    if plural and d.predicate == "scheduled_for":
+        templates = tuple(t.replace("{s} is ", "{s} are ") for t in templates)
     text = templates[index].format(s=subject, o=target, ao=_article(target) if target else "",
-                                   ps=subject + "'s")
+                                   ps=possessive)
     if d.predicate == "prefers" and d.detail and d.kind != "negate":
         text = text[:-1] + f" over {d.detail}."
     return text[:1].upper() + text[1:]

@@ -122,7 +122,7 @@ from .sentences import (
     _segments,
     _sentences,
 )
-from .statements import statements
+from .statements import presupposed, statements
 from .text import _NORMALIZE, _squash, _strip_lead
 from .words import _ROLE_BOT, ENTITY, ORG, PERSON, PLACE
 
@@ -174,10 +174,16 @@ class RulesExtractor:
         if not text:
             return
         if end == "?":
-            text = _declarative_head(text) or ""
-            if not text:
+            head = _declarative_head(text) or ""
+            if not head:
+                # A question still presupposes the dated events it names ("…before our
+                # meeting on May 3?").
+                for draft in presupposed(_strip_lead(text)[0], st):
+                    draft.evidence = _squash(sentence).strip(" ?")
+                    st.drafts.append(draft)
                 st.at_start = False
                 return
+            text = head
         text, correcting = _strip_lead(text)
         if not text.strip():
             return

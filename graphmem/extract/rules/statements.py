@@ -46,7 +46,7 @@ from .words import (
 _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|"
           r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?")
 _WEEKDAY = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
-_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?(?:\s*[-–]\s*\d{1,2}(?:st|nd|rd|th)?)?"  # "April 6-7"
 _YEAR = r"(?:19|20)\d{2}"
 _CLOCK = r"\d{1,2}(?::\d{2})?\s?(?i:am|pm|a\.m\.|p\.m\.)"
 _DATE = (
@@ -98,7 +98,7 @@ _CHANGE = (r"(?i:set|changed?|raised?|lowered?|increased?|reduced?|cut|bumped|up
            r"pushed(?:\s+back)?|push(?:\s+back)?|rescheduled?|postponed?|delayed?|updated?|"
            r"adjusted?|extended?|capped?|shifted?|brought\s+forward|moved\s+up|locked\s+in|"
            r"fixed|finali[sz]ed?|confirmed?|booked|scheduled?)")
-_FROM_TO = r"(?:\s+(?i:from)\s+(?P<old>[^,;]+?))?\s+(?i:to|until|till|for|at|on)\s+"
+_FROM_TO = r"(?:\s+(?i:from)\s+(?P<old>[^,;]+?))?\s+(?i:to|until|till|for|at)\s+"
 # "I (have) set the budget to $5,000", "we had to reschedule my session from April 6 to April 8".
 _SET = re.compile(
     _FP + r"(?:'ve|\s+have|\s+had)?\s+" + _ADV
@@ -128,12 +128,17 @@ _DUE = re.compile(
 )
 # "I've got a deadline of May 15", "we have a $200 budget", "I'm working with a budget of $5k".
 _HAVE_A = re.compile(
-    r"(?<![\w'])(?i:a|an|my|our)\s+(?:(?P<pre>" + _MONEY + r"|" + _QUANTITY + r")\s+)?"
-    r"(?:(?i:tight|strict|hard|firm|total|monthly|weekly|yearly|annual|daily|new|revised|"
-    r"rough|max|maximum|overall|fixed|limited|small|modest|realistic)\s+)*"
-    r"(?P<attr>(?i:budget|deadline|due\s+date|spending\s+limit|limit|cap))"
-    r"(?(pre)|\s+(?i:of|is|on|for\s+(?P<owner>[\w\s'&-]{1,30}?)\s+(?i:of|is)?)\s*"
-    r"(?:(?i:set\s+(?:for|to|at)|around|about|roughly|only|just|under)\s+)?(?P<val>.+))"
+    r"(?<![\w'])(?P<det>(?i:a|an|my|our|the))\s+(?:(?P<pre>" + _MONEY + r"|" + _QUANTITY
+    + r")\s+)?(?P<mods>(?:[a-z][\w-]*\s+){0,2}?)"
+    # Lowercase only: "a $5 Target gift card" names a shop.
+    r"(?P<attr>budget|deadline|due\s+date|spending\s+limit|limit|cap|goal|target)\b"
+    r"(?(pre)|\s+(?i:of|is|on|at|for\s+(?P<owner>[\w\s'&-]{1,30}?)\s+(?i:of|is|at)?)\s*"
+    r"(?:(?i:set\s+(?:for|to|at)|around|about|roughly|only|just|under|now)\s+)?(?P<val>.+))"
+)
+# "I've allocated $1,500 for relocation expenses": the budget of what it is for.
+_ALLOCATED = re.compile(
+    _FP + r"(?:'ve|\s+have)?\s+" + _ADV + r"(?i:allocated|set\s+aside|budgeted|earmarked|"
+    r"reserved)\s+(?P<val>" + _MONEY + r")\s+(?i:for|to|towards?)\s+(?P<x>.+)$"
 )
 _FIRST_PERSON = re.compile(_FP + r"(?:'[a-z]+)?\b")
 # "I paid $153 for the Ultraboost", "I bought my laptop for $900".
@@ -141,12 +146,16 @@ _PAID = re.compile(
     _FP + r"(?:'ve|\s+have|\s+just|\s+only|\s+finally|\s+recently)*\s+(?i:paid)\s+"
     r"(?P<val>" + _MONEY + r")\s+(?i:for|on)\s+(?P<x>.+)$"
     r"|" + _FP + r"(?:'ve|\s+have|\s+just|\s+finally|\s+recently)*\s+(?i:bought|got|purchased)\s+"
-    r"(?P<x2>.+?)\s+(?i:for)\s+(?P<val2>" + _MONEY + r")" + _END
+    r"(?!(?i:back|up|out|home|into|to|over|off)\b)(?P<x2>(?:\S+\s+){0,5}?\S+)\s+(?i:for)\s+"
+    r"(?P<val2>" + _MONEY + r")" + _END
 )
 # "I earn $85,000 a year", "I make $40 an hour", "my salary is …" (an amount noun, above).
 _EARN = re.compile(
     _FP + r"\s+" + _ADV + r"(?i:earn|make|get\s+paid|am\s+paid|'m\s+paid)\s+"
-    r"(?:(?i:around|about|roughly|only|just|over|under)\s+)?(?P<val>" + _MONEY + r")" + _END
+    r"(?:(?i:around|about|roughly|only|just|over|under)\s+)?(?P<val>" + _MONEY + r")"
+    # A salary is stated alone or per period: "$1 in rewards for every $10" is none.
+    r"(?=\s*$|\s*[,.;!?]|\s+(?i:annually|monthly|weekly|hourly|yearly|a\s+year|before|after|now|"
+    r"gross|net)\b)"
 )
 # "we're on version 3.2", "I upgraded to v4": the speaker's version, no product named.
 _FP_VERSION = re.compile(
@@ -173,16 +182,20 @@ _DECIDED = re.compile(
 )
 _CHOSE = re.compile(
     _FP + r"(?:'ve|\s+have|'m|'re|\s+am|\s+are)?\s+" + _ADV
-    + r"(?i:chose|chosen|picked|selected|opted\s+for|went\s+with|gone\s+with|going\s+with|"
-    r"settled\s+on|decided\s+on|decided\s+to\s+go\s+with)\s+(?!(?i:to)\s)(?P<x>.+)$"
+    + r"(?i:chose|chosen|picked(?!\s+up\b)|selected|opted\s+for|went\s+with|gone\s+with|"
+    r"going\s+with|settled\s+on|decided\s+on|decided\s+to\s+go\s+with)\s+(?!(?i:to)\s)(?P<x>.+)$"
 )
 # Where a verb phrase ends: the next clause, a purpose or a request.
 _VP_STOP = re.compile(
-    r"\s*(?:[,;:?!(]|\.(?=\s|$)|\s[-–—]+>?\s|\s*-+>)|\s+(?i:but|so|because|since|while|though|"
+    r"\s*(?:[,;?!(]|:(?!\d)|(?<!St)(?<!Dr)(?<!Mr)(?<!Ms)(?<!Mrs)\.(?=\s|$)|\s[-–—]+>?\s|\s*-+>)|\s+(?i:but|so|because|since|while|though|"
     r"although|which|and\s+(?:i|we|then|also|so|now|it|that)|so\s+that|in\s+order\s+to|"
+    r"as\s+(?:mentioned|discussed|suggested|planned|agreed|needed|required|noted)|"
     r"and\s+i'm|and\s+want|and\s+need)\b"
 )
 _MAX_VP_WORDS = 10
+# Words before a noun that make it no attribute or event name ("my very budget", "my own").
+_NOT_A_MODIFIER = frozenset({"very", "really", "so", "own", "only", "entire", "whole", "this",
+                             "that", "the", "a", "an", "of", "and", "or", "to", "for", "in", "on"})
 _SECOND_PERSON = re.compile(r"\b(?i:you|your|yours)\b")
 _NOT_A_THING = frozenset({"a", "an", "the", "my", "our", "this", "that", "some", "it", "one",
                           "something", "another", "whatever", "what", "which", "how",
@@ -191,9 +204,25 @@ _NOT_A_THING = frozenset({"a", "an", "the", "my", "our", "this", "that", "some",
 # it") names nothing without coreference.
 _VP_TAIL = re.compile(r"(?:\s+(?i:for|to|with|of|in|on|at|by|and|or|the|a|an|my|our|from))+$")
 _PRONOUN_OBJECT = re.compile(r"^\S+\s+(?i:it|this|that|them|these|those|one)\b")
+# "book purchases this winter": a trailing time is no part of the name.
+_WHEN_TAIL = re.compile(r"\s+(?i:this|next|last|every|each)\s+\w+\b.*$")
 # A thousands comma is no list nor clause end ("the $85,000 offer").
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
 _EVENT_RX = re.compile(r"(?i:" + _alternation(_EVENT_NOUNS) + r")$")
+_EVENT = r"(?i:" + _alternation(_EVENT_NOUNS) + r")s?"
+# "my flight booked for August 20", "our meeting with Laura on Friday", "my April 7 session":
+# a possessed event with its date, anywhere in a sentence (a question presupposes it too).
+_EVENT_DATE = re.compile(
+    r"(?:(?<![\w'])(?i:my|our)|" + _FP + r"(?:'m|'re|\s+am|\s+are)\s+" + _ADV
+    + r"(?i:planning|hosting|having|throwing|organi[sz]ing|holding)\s+(?i:a|an|my|our))\s+"
+    r"(?:(?i:upcoming|next|first|final|big|scheduled|planned)\s+)?"
+    r"(?P<ev>(?:[a-z][\w-]*\s+){0,2}?" + _EVENT + r")"
+    r"(?:\s+(?i:with|at|in)\s+[A-Z][\w'&.-]*(?:\s+[A-Z][\w'&.-]*){0,3})?"
+    r"\s+(?:(?i:is|was)\s+)?(?:(?i:booked|scheduled|planned|set|confirmed)\s+)?"
+    r"(?i:on|for|at)\s+(?P<val>" + _DATE + r")" + _END
+)
+# A date named before a change verb is the old one ("I had to reschedule my meeting on May 3").
+_CHANGED = re.compile(r"(?i:reschedul|postpon|cancel|push|mov|delay|skip|miss|chang)")
 
 
 def statements(text: str, st: _State) -> list[_Draft]:
@@ -203,11 +232,17 @@ def statements(text: str, st: _State) -> list[_Draft]:
     text = _squash(text).strip(" .!")
     if not text:
         return []
+    found: list[_Draft] = []
     for reader in _READERS:
-        drafts = reader(text, st)
-        if drafts:
-            return drafts
-    return []
+        found = reader(text, st)
+        if found:
+            break
+    # Dated events stand beside any other statement ("I've allocated $1,500 for the move,
+    # including my flight booked for August 20").
+    if not found or found[0].predicate != "scheduled_for":
+        found += [d for d in presupposed(text, st)
+                  if not any(f.subject == d.subject for f in found)]
+    return found
 
 
 # ----------------------------------------------------------------------------- readers
@@ -324,24 +359,66 @@ def _read_due(text: str, st: _State) -> list[_Draft]:
 def _read_have_a(text: str, st: _State) -> list[_Draft]:
     if not _FIRST_PERSON.match(text) and not re.match(r"(?i:my|our)\b", text):
         return []
-    match = _HAVE_A.search(text)
-    if match is None:
-        return []
+    for match in _HAVE_A.finditer(text):
+        drafts = _amount_or_date(match, st)
+        if drafts:
+            return drafts
+    return []
+
+
+def _amount_or_date(match: re.Match[str], st: _State) -> list[_Draft]:
+    """ "a deadline of May 15", "my $2,000 goal", "the holiday gifts budget at $300"."""
     attr = _squash(match.group("attr").lower())
     predicate = _ATTR_ALIASES.get(attr, attr)
+    if match.group("det").lower() == "the" and predicate not in ("budget", "deadline"):
+        return []  # "the speed limit of 65" is nobody's in particular
+    mods = [w for w in match.group("mods").lower().split() if w not in _ATTR_ADJECTIVES]
+    if any(w in _NOT_A_MODIFIER for w in mods):
+        return []
     rx = _DATE_RX if predicate == "deadline" else _MONEY_RX if predicate == "budget" \
         else _QUANTITY_RX
     raw = match.group("pre") or match.group("val") or ""
     value = _value(raw, rx)
-    if value is None:
+    name = _snake(" ".join([*mods, predicate]))
+    if value is None or name is None:
         return []
     owner = match.groupdict().get("owner")
     if owner:
         found = _owner(owner, "the", st)
         if found is None:
             return []
-        return [_fact(found[0], _snake(predicate) or predicate, value, found[1])]
-    return [_fact(st.speaker, _snake(predicate) or predicate, value, "fp")]
+        return [_fact(found[0], name, value, found[1])]
+    return [_fact(st.speaker, name, value, "fp")]
+
+
+def _read_allocated(text: str, st: _State) -> list[_Draft]:
+    match = _ALLOCATED.match(text)
+    if match is None:
+        return []
+    thing = _named_thing(match.group("x"))
+    if thing is None:
+        return []
+    subject, mine = _np_name(thing, st.speaker)
+    return [_fact(subject, "budget", _squash(match.group("val")), "name" if mine else None)]
+
+
+def presupposed(text: str, st: _State) -> list[_Draft]:
+    """Dated events the speaker owns, wherever they stand ("before our meeting on May 3?")."""
+    if st.speaker.strip().lower() in _ROLE_BOT:
+        return []
+    out: list[_Draft] = []
+    text = _squash(text)
+    for match in _EVENT_DATE.finditer(text):
+        event, value = match.group("ev"), match.group("val")
+        if _CHANGED.search(text, 0, match.start()):
+            continue
+        words = event.lower().split()
+        if any(w in _NOT_A_MODIFIER for w in words[:-1]):
+            continue
+        subject = f"{st.speaker}'s {_squash(event)}"
+        if not any(d.subject == subject for d in out):
+            out.append(_fact(subject, "scheduled_for", _squash(value).strip(" ,")))
+    return out
 
 
 def _read_paid(text: str, st: _State) -> list[_Draft]:
@@ -373,6 +450,9 @@ def _named_thing(text: str) -> str | None:
     if time is not None:
         text = text[: time.start()]
     text = _THOUSANDS.sub("\x00", re.sub(r"^(?i:the|my|our)\s+", "", text.strip()))
+    text = _WHEN_TAIL.sub("", text)
+    if text[:1].isdigit():
+        return None  # "$300 for 8 guests": a count, not a thing
     thing = _thing(_cut(text, _STOP_PLACE), max_words=4)
     thing = thing.replace("\x00", ",") if thing is not None else None
     if thing is None or thing.split()[0].lower() in _NOT_A_THING or _SECOND_PERSON.search(thing):
@@ -400,6 +480,10 @@ def _verb_phrase(text: str) -> str | None:
     stop = _VP_STOP.search(text)
     vp = text[: stop.start()] if stop else text
     vp = _VP_TAIL.sub("", vp.strip(" .")).replace("\x00", ",")
+    purpose = re.search(r"\s+(?i:to)\s+(?=[a-z])", vp)
+    if len(vp.split()) > _MAX_VP_WORDS and purpose is not None \
+            and len(vp[: purpose.start()].split()) >= 2:
+        vp = vp[: purpose.start()]  # "pause work on Saturdays to give Linda more time"
     if _SECOND_PERSON.search(vp) or _PRONOUN_OBJECT.match(vp) or not vp[:1].isalpha():
         return None
     return _valid(vp, max_words=_MAX_VP_WORDS)
@@ -432,5 +516,5 @@ def _read_chose(text: str, st: _State) -> list[_Draft]:
     return [_Draft(st.speaker, PERSON, "chose", object=thing, subject_kind="fp")]
 
 
-_READERS = (_read_version, _read_set, _read_due, _read_is, _read_have_a, _read_paid,
-            _read_switch, _read_plan)
+_READERS = (_read_version, _read_set, _read_due, _read_is, _read_have_a, _read_allocated,
+            _read_paid, _read_switch, _read_plan)

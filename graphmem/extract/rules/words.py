@@ -244,7 +244,8 @@ _ATTR_ALIASES = {
 _ATTR_ADJECTIVES = _wordset(
     "monthly weekly yearly annual daily total overall new current final original initial revised "
     "updated estimated approximate tight max maximum minimum hard soft official entire whole "
-    "planned expected projected average base starting rough strict firm"
+    "planned expected projected average base starting rough strict firm increased reduced "
+    "remaining available higher lower extra additional"
 )
 # Events a date can be set for ("the launch moved to March 3" → launch scheduled_for March 3).
 _EVENT_NOUNS = _wordset(
@@ -255,5 +256,6 @@ _EVENT_NOUNS = _wordset(
     "checkup check-up consultation audition move closing ceremony event retreat reunion "
     "celebration dinner lunch game match performance training orientation graduation shoot "
     "recording defense defence pitch showcase festival exhibition opening screening test quiz "
-    "trial course semester shift"
+    "trial course semester shift symposium summit panel meetup hackathon seminar lecture "
+    "appointments"
 )
