@@ -219,7 +219,8 @@ def _statement(d: _Draft) -> str:
     # "the relocation expenses' budget"
     possessive = subject + ("'" if plural and d.subject_kind == "np" else "'s")
     if plural and d.predicate == "scheduled_for":
-        templates = tuple(t.replace("{s} is ", "{s} are ") for t in templates)
+        are = [t.replace("{s} is ", "{s} are ") for t in templates]
+        templates = (are[0], are[1], are[2])
     text = templates[index].format(s=subject, o=target, ao=_article(target) if target else "",
                                    ps=possessive)
     if d.predicate == "prefers" and d.detail and d.kind != "negate":
