@@ -1,9 +1,10 @@
 """Precision of the rules extractor on hand-labelled turns from three corpora.
 
-``tests/fixtures/rules_precision/turns.json`` holds turns sampled with a fixed seed from BEAM 100K
-(user and assistant turns), LoCoMo and the LongMemEval development half: a random stratum, and a
-stratum drawn from the turns the extractor read at least one fact from when the sample was made
-(so that enough facts are judged). Every fact the extractor emitted for a turn carries a human
+``tests/fixtures/rules_precision/turns.json`` holds 361 turns sampled with fixed seeds from BEAM
+100K (user and assistant turns), LoCoMo and the LongMemEval development half: a random stratum,
+a stratum of turns the extractor read at least one fact from, one of turns with an amount, date,
+plan or decision fact, and a held-out one of the same kind drawn and judged after the last
+pattern change (its "about" field gives the sizes and how the labels were judged). Every fact the extractor emitted for a turn carries a human
 judgement, ``correct``: true when a reader of the turn would agree that the subject holds that
 relation to that object or value at the turn's time (a negation: no longer holds).
 
