@@ -98,6 +98,7 @@ _MULTI = {
     "plans_to": "something the subject plans to do",
     "decided_to": "something the subject decided to do",
     "chose": "something the subject chose or went with",
+    "works_on": "something the subject is working on",
 }
 
 # Families: (description, predicates). Members not listed above are multi-valued: a person has

@@ -3,10 +3,11 @@
 ``tests/fixtures/rules_precision/turns.json`` holds 361 turns sampled with fixed seeds from BEAM
 100K (user and assistant turns), LoCoMo and the LongMemEval development half: a random stratum,
 a stratum of turns the extractor read at least one fact from, one of turns with an amount, date,
-plan or decision fact, and a held-out one of the same kind drawn and judged after the last
-pattern change (its "about" field gives the sizes and how the labels were judged). Every fact the extractor emitted for a turn carries a human
-judgement, ``correct``: true when a reader of the turn would agree that the subject holds that
-relation to that object or value at the turn's time (a negation: no longer holds).
+plan or decision fact, and a held-out one of the same kind judged after the patterns were fixed
+(its "about" field gives the sizes and how the labels were judged). Every fact the extractor
+emitted for a turn carries a human judgement, ``correct``: true when a reader of the turn would
+agree that the subject holds that relation to that object or value at the turn's time (a
+negation: no longer holds).
 
 The test re-reads every turn. A fact without a label fails it: a change that makes the extractor
 say something new must have that new fact judged (``python tests/unit/test_rules_precision.py
