@@ -66,6 +66,19 @@ def triples(text: str, speaker: str = "Maya") -> list[tuple[str, str, object, st
         ("I've decided to go with vanilla JS for simplicity.",
          ("Maya", "chose", "vanilla JS", "assert")),
         ("We switched to Postgres.", ("Maya", "uses", "Postgres", "assert")),
+        ("I've completed 40% of my pilot script.",
+         ("Maya's pilot script", "progress", "40%", "assert")),
+        ("I scored 85% on the geometry quiz.", ("Maya", "geometry_quiz_score", "85%", "assert")),
+        ("I'm curious how my quiz score improved from 65% to 82%.",
+         ("Maya", "quiz_score", "82%", "assert")),
+        ("I'm currently working on the Q3 marketing report.",
+         ("Maya", "works_on", "Q3 marketing report", "assert")),
+        ("I have a meeting with Laura on Friday at 3 pm.",
+         ("Maya's meeting", "scheduled_for", "Friday at 3 pm", "assert")),
+        ("I'm planning a movie marathon for April 6-7, 2024.",
+         ("Maya's movie marathon", "scheduled_for", "April 6-7, 2024", "assert")),
+        ("I've allocated $1,500 for relocation expenses.",
+         ("relocation expenses", "budget", "$1,500", "assert")),
     ],
 )
 def test_a_first_person_statement_gives_its_fact(
@@ -101,6 +114,11 @@ def test_a_future_date_is_the_value_not_a_reason_to_drop_the_statement() -> None
         "I'm planning to ask you about it.",  # about the assistant
         "I paid for the tickets.",  # no amount
         "We switched to a new approach.",  # no name
+        "I earn $1 in rewards for every $10 spent.",  # no salary
+        "I redeemed points for a $5 Target gift card.",  # a shop, not a target
+        "I also picked up a few tops.",  # picked up is no choice
+        "I'm working on a project.",  # too vague
+        "I had to reschedule my meeting on May 3.",  # May 3 is the old date
     ],
 )
 def test_no_fact_without_the_shape_a_statement_needs(text: str) -> None:
@@ -118,6 +136,17 @@ def test_like_as_a_preposition_and_imperatives_give_no_likes() -> None:
     assert triples("Tools like Trello can help. Consider using Asana.") == []
     assert triples("Sounds like a plan!") == []
     assert triples("I'll stay calm and use a soft tone.") == []
+
+
+def test_a_question_presupposes_the_dated_event_it_names() -> None:
+    assert triples("Should I raise this with him before our meeting on September 17?") == [
+        ("Maya's meeting", "scheduled_for", "September 17", "assert")]
+
+
+def test_amounts_named_in_passing_stand_beside_the_clause_statement() -> None:
+    found = triples("I've completed 40% of my script, which is ahead of my 50% target.")
+    assert ("Maya's script", "progress", "40%", "assert") in found
+    assert ("Maya", "target", "50%", "assert") in found
 
 
 def test_a_request_after_a_statement_keeps_the_statement() -> None:
