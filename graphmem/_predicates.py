@@ -99,6 +99,7 @@ _MULTI = {
     "decided_to": "something the subject decided to do",
     "chose": "something the subject chose or went with",
     "works_on": "something the subject is working on",
+    "trying_to": "something the subject is trying to do now",
 }
 
 # Families: (description, predicates). Members not listed above are multi-valued: a person has

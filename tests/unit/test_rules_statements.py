@@ -77,6 +77,7 @@ def triples(text: str, speaker: str = "Maya") -> list[tuple[str, str, object, st
          ("Maya's meeting", "scheduled_for", "Friday at 3 pm", "assert")),
         ("I'm planning a movie marathon for April 6-7, 2024.",
          ("Maya's movie marathon", "scheduled_for", "April 6-7, 2024", "assert")),
+        ("I'm trying to finalize my will.", ("Maya", "trying_to", "finalize my will", "assert")),
         ("I've allocated $1,500 for relocation expenses.",
          ("relocation expenses", "budget", "$1,500", "assert")),
     ],
@@ -118,6 +119,7 @@ def test_a_future_date_is_the_value_not_a_reason_to_drop_the_statement() -> None
         "I redeemed points for a $5 Target gift card.",  # a shop, not a target
         "I also picked up a few tops.",  # picked up is no choice
         "I'm working on a project.",  # too vague
+        "I'm trying to understand conditional probability.",  # frames a question
         "I had to reschedule my meeting on May 3.",  # May 3 is the old date
     ],
 )

@@ -182,6 +182,8 @@ _TEMPLATES: dict[str, tuple[str, str, str]] = {
     "decided_to": ("{s} decided to {o}.", "{s} no longer decided to {o}.",
                    "{s} did not decide to {o}."),
     "chose": ("{s} chose {o}.", "{s} no longer chose {o}.", "{s} did not choose {o}."),
+    "trying_to": ("{s} is trying to {o}.", "{s} is no longer trying to {o}.",
+                  "{s} is not trying to {o}."),
     "works_on": ("{s} is working on {o}.", "{s} is no longer working on {o}.",
                  "{s} is not working on {o}."),
     "has_manager": ("{ps} manager is {o}.", "{ps} manager is no longer {o}.",

@@ -162,6 +162,15 @@ _PLAN = re.compile(
     r"|(?i:my|our)\s+(?:(?i:current|new|main|revised)\s+)?(?i:plan|goal|intention)\s+"
     r"(?i:is|now\s+is|is\s+now)\s+to)\s+(?P<vp>.+)$"
 )
+# "I'm trying to optimize my modal": what the speaker is working at now.
+_TRYING = re.compile(
+    _FP + r"(?:'m|'re|\s+am|\s+are)\s+" + _ADV + r"(?i:trying|attempting|working)\s+to\s+"
+    r"(?P<vp>.+)$"
+)
+# Verbs after "trying to" that frame the question rather than state an endeavour.
+_FRAMING = frozenset({"understand", "decide", "figure", "get", "make", "see", "think", "wrap",
+                      "find", "work", "determine", "remember", "recall", "grasp", "clarify",
+                      "know", "learn", "sort", "be", "do", "have", "ensure", "confirm", "check"})
 _DECIDED = re.compile(
     _FP + r"(?:'ve|\s+have)?\s+" + _ADV + r"(?i:decided|resolved|agreed|chosen|chose)\s+"
     r"(?:(?i:with\s+[\w\s]+?)\s+)?to\s+(?P<vp>.+)$"

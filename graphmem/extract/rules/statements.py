@@ -38,6 +38,7 @@ from .statement_table import (
     _EVENT_RX,
     _FIRST_PERSON,
     _FP_VERSION,
+    _FRAMING,
     _HAVE_A,
     _IS,
     _MAX_VP_WORDS,
@@ -56,6 +57,7 @@ from .statement_table import (
     _SET,
     _SWITCH,
     _THOUSANDS,
+    _TRYING,
     _VAGUE_WORK,
     _VP_STOP,
     _VP_TAIL,
@@ -372,11 +374,11 @@ def _read_plan(text: str, st: _State) -> list[_Draft]:
     chose = _read_chose(text, st)
     if chose:
         return chose
-    for rx, predicate in ((_PLAN, "plans_to"), (_DECIDED, "decided_to")):
+    for rx, predicate in ((_PLAN, "plans_to"), (_DECIDED, "decided_to"), (_TRYING, "trying_to")):
         match = rx.match(text)
         if match is not None:
             vp = _verb_phrase(match.group("vp"))
-            if vp is None or vp.split()[0].lower() in ("be", "do", "get", "make", "have"):
+            if vp is None or vp.split()[0].lower() in _FRAMING:
                 return []
             return [_fact(st.speaker, predicate, vp, "fp")]
     return []
