@@ -88,6 +88,16 @@ Patterns (predicate ← examples)
   episode, else of the latest previous episode. "I never lived in Paris, I've always lived in
   Lyon" corrects too. A correction of a fact stated earlier in the same episode replaces it.
 
+- First-person statements (``statements.py`` over ``statement_table.py``; a clause the patterns
+  above read nothing from, read as written, its time phrases kept as values): amounts ("I set
+  the budget to $5,000" → ``budget``; "my grocery budget went up to $400" → ``grocery_budget``),
+  dates ("the launch moved to March 3" → launch ``scheduled_for``; "our deadline is Friday" →
+  ``deadline``; "my flight is booked for August 20", also inside a question), prices and pay,
+  progress and scores, versions without a product ("we're on version 3.2"), switches ("we
+  switched from MySQL to Postgres" → ``uses`` Postgres, MySQL ended), plans and decisions
+  (``plans_to``, ``decided_to``, ``chose``, ``trying_to``, ``works_on``). An assistant speaker's
+  own first person gives no fact. See docs/rules.md.
+
 Types: the speaker, relatives and capitalised names with human predicates (lives_in, works_at,
 likes…) are ``Person``; lives_in objects ``Place``; works_at objects ``Organization``; anything
 else ``entity`` (an unknown type, which the resolver should merge with a typed entity of the same
