@@ -134,7 +134,7 @@ from .sentences import (
 )
 from .statements import presupposed, statements
 from .text import _NORMALIZE, _squash, _strip_lead
-from .words import _ROLE_BOT, ENTITY, ORG, PERSON, PLACE
+from .words import _ROLE_BOT, ENTITY, ORG, PERSON, PLACE, mask_unread, unread_script
 
 __all__ = ["ENTITY", "ORG", "PERSON", "PLACE", "RulesExtractor"]
 
@@ -152,7 +152,21 @@ class RulesExtractor:
             # ("Hi, my name is Crystal, and I'm here because…"), not a fact to remember.
             drafts = [d for d in drafts if d.subject_kind != "fp"]
         facts = [_to_fact(d, d.predicate not in context.predicates) for d in drafts]
-        return Extraction(entities=_entities(drafts), facts=facts)
+        warnings: list[str] = []
+        unread = None if facts else unread_script(_episode_text(episode) or "")
+        if unread is not None:
+            # Nothing read, and the text holds what the patterns cannot read (a script they do
+            # not list, an emoji). When the same text with that part as a plain name gives a
+            # fact, the script is why there is none: say so, not a silent "0 facts".
+            masked = episode.model_copy(update={"content": mask_unread(episode.content)})
+            if self._drafts(masked, context, use_previous=False):
+                warnings.append(
+                    f"no fact: script not supported ({unread!r} U+{ord(unread):04X}; the rules "
+                    "extractor reads names in Latin, Greek, Cyrillic, Armenian, Georgian, "
+                    "Hebrew, Arabic, Devanagari, Thai, CJK, kana and Hangul, in English "
+                    "sentences)"
+                )
+        return Extraction(entities=_entities(drafts), facts=facts, warnings=warnings)
 
     # ------------------------------------------------------------------ episode level
     def _drafts(
