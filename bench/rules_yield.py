@@ -1,6 +1,6 @@
 """How many facts the offline rules extractor reads from open conversation: facts per turn.
 
-    python bench/rules_yield.py --baseline main --out bench/results/rules_yield.json
+    python bench/rules_yield.py --baseline ee1fd49 --out bench/results/rules_yield.json
 
 Data: BEAM 100K (``../shared/bench/data/beam_100k.json.xz``, Tavakoli et al. 2025, CC BY-SA 4.0;
 20 long user-assistant conversations, 5,094 turns) and LoCoMo (``locomo10.json``, CC BY-NC 4.0;
