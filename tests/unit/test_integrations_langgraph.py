@@ -311,3 +311,20 @@ def test_langmem_manage_and_search_tools_on_the_graphmem_store(store: GraphMemSt
     search = langmem.create_search_memory_tool(namespace=("memories", "maya"), store=store)
     found = asyncio.run(search.ainvoke({"query": "light mode"}))
     assert ids[0] in str(found)
+
+
+def test_the_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "langgraph_store.py"
+    spec = importlib.util.spec_from_file_location("graphmem_example_langgraph", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.main([])
+    out = capsys.readouterr().out
+    assert "5. maya: Which city do I live in?\n   (memory: city: Porto" in out
+    assert "6. leo: What city am I in?\n   (memory: city: Braga)" in out
+    assert "- city: Lisbon\n- city: Porto\n" in out
+    assert "as of before the move: city: Lisbon" in out
