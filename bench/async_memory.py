@@ -13,7 +13,8 @@ of each process's median per call:
   queries in every process, after one warm-up pass);
 - ``sync_add``: ``GraphMemory.add_episode`` of short chat turns into a fresh store;
 - in the after tree only: ``async_recall`` (``await AsyncGraphMemory.recall``, one at a time:
-  the wrapper's cost per call), ``async_recall_gather8`` (8 recalls in flight, CPU per recall) and ``async_add``.
+  the wrapper's cost per call), ``async_recall_gather8`` (8 recalls in flight, CPU per
+  recall) and ``async_add``.
 """
 
 from __future__ import annotations
