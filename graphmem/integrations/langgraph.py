@@ -27,12 +27,12 @@ How LangGraph's model maps onto graphmem's (docs/langgraph.md):
 - ``delete`` (``put`` of ``None``) is ``GraphMemory.forget`` of the item's entity with its
   episodes: nothing of it is left.
 
-The async methods run the same calls in a worker thread, so the event loop is never blocked.
+The async methods run the same calls in a bounded worker pool (``AsyncGraphMemory.run``), so the
+event loop is never blocked, and a cancelled call either never ran or finished whole.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import threading
@@ -59,6 +59,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f" ({exc})"
     ) from exc
 
+from .._async_memory import AsyncGraphMemory
 from .._errors import InputError
 from .._memory import GraphMemory
 from .._models import EpisodeRecord, ExtractedEntity, ExtractedFact, Extraction, FactRecord
@@ -133,6 +134,7 @@ class GraphMemStore(BaseStore):
       store's groups apart from others in the same memory; ``list_namespaces`` lists only
       groups that start with it.
     - ``source``: the source recorded on the episodes each ``put`` writes.
+    - ``max_workers``: how many async calls run at once (the rest wait their turn).
 
     Beyond ``BaseStore``: ``get(..., as_of=T)`` reads the value an item had at ``T`` and
     ``history(namespace, key)`` every value it had, oldest first.
@@ -141,7 +143,12 @@ class GraphMemStore(BaseStore):
     supports_ttl = False
 
     def __init__(
-        self, memory: GraphMemory, *, group_prefix: str = "", source: str = "langgraph"
+        self,
+        memory: GraphMemory,
+        *,
+        group_prefix: str = "",
+        source: str = "langgraph",
+        max_workers: int = 4,
     ) -> None:
         if not isinstance(memory, GraphMemory):
             raise InputError(f"memory must be a GraphMemory, got {type(memory).__name__}")
@@ -149,6 +156,7 @@ class GraphMemStore(BaseStore):
         self.group_prefix = group_prefix
         self.source = source
         self._extractor = _ItemExtractor()
+        self._worker = AsyncGraphMemory(memory, max_workers=max_workers)
         self._clock_lock = threading.Lock()
         self._last_time: datetime | None = None
 
@@ -350,7 +358,8 @@ class GraphMemStore(BaseStore):
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await asyncio.to_thread(self.batch, list(ops))
+        listed = list(ops)
+        return await self._worker.run(lambda: self.batch(listed))
 
     def get(
         self,
@@ -377,10 +386,10 @@ class GraphMemStore(BaseStore):
     ) -> Item | None:
         if as_of is None:
             return await super().aget(namespace, key, refresh_ttl=refresh_ttl)
-        return await asyncio.to_thread(self.get, namespace, key, as_of=as_of)
+        return await self._worker.run(lambda: self.get(namespace, key, as_of=as_of))
 
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[Item]:
-        return await asyncio.to_thread(self.history, namespace, key)
+        return await self._worker.run(lambda: self.history(namespace, key))
 
 
 def _removed(old: Any, new: Any) -> list[tuple[str, Any]]:

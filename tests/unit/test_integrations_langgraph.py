@@ -162,6 +162,37 @@ def test_async_methods(store: GraphMemStore) -> None:
     ]
 
 
+def test_a_cancelled_aput_stores_the_whole_item_or_nothing(
+    store: GraphMemStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+    extract = store._extractor.extract
+
+    def held(*args: Any) -> Any:
+        started.set()
+        assert release.wait(60)
+        return extract(*args)
+
+    monkeypatch.setattr(store._extractor, "extract", held)
+
+    async def run() -> None:
+        put = asyncio.create_task(store.aput(NS, "k", {"content": "User likes tea", "n": 1}))
+        assert await asyncio.to_thread(started.wait, 60)
+        put.cancel()
+        await asyncio.sleep(0)
+        assert not put.done()  # waits for the running write
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await put
+
+    asyncio.run(run())
+    item = store.get(NS, "k")
+    assert item is not None and item.value == {"content": "User likes tea", "n": 1}
+    assert [h.key for h in store.search(NS, filter={"n": 1})] == ["k"]
+
+
 def test_filters_follow_langgraphs_rules() -> None:
     value = {"a": 1, "b": {"c": "x"}, "tags": ["p", "q"], "n": None}
     assert matches(value, {"a": 1, "b": {"c": "x"}, "tags": ["p", "q"]})
