@@ -157,6 +157,7 @@ class GraphMemStore(BaseStore):
         self.source = source
         self._extractor = _ItemExtractor()
         self._worker = AsyncGraphMemory(memory, max_workers=max_workers)
+        self._groups: tuple[object, list[tuple[str, ...]]] | None = None
         self._clock_lock = threading.Lock()
         self._last_time: datetime | None = None
 
@@ -176,9 +177,18 @@ class GraphMemStore(BaseStore):
         return tuple(rest.split(".")) if rest else None
 
     def _namespaces(self) -> list[tuple[str, ...]]:
+        """The store's namespaces. The list of groups comes with the store's counts, a scan of
+        the store; it is kept while the store's change token (SQLite: any commit, by any
+        process) says nothing was written, so searches between writes do not repeat it."""
+        self.memory.connect()
+        token = self.memory.store.change_token()
+        if token is not None and self._groups is not None and self._groups[0] == token:
+            return self._groups[1]
         groups: list[str] = self.memory.stats().get("groups", [])
         found = (self.namespace_of(group) for group in groups)
-        return sorted(ns for ns in found if ns is not None)
+        spaces = sorted(ns for ns in found if ns is not None)
+        self._groups = (token, spaces) if token is not None else None
+        return spaces
 
     def _now(self) -> datetime:
         """Strictly increasing times: two puts of one key in the same millisecond must still

@@ -9,6 +9,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
@@ -359,3 +360,15 @@ def test_the_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
     assert "6. leo: What city am I in?\n   (memory: city: Braga)" in out
     assert "- city: Lisbon\n- city: Porto\n" in out
     assert "as of before the move: city: Lisbon" in out
+
+
+def test_namespaces_written_through_another_connection_are_listed(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with GraphMemory(path) as one, GraphMemory(path) as other:
+        store = GraphMemStore(one)
+        store.put(("a",), "k", {"x": 1})
+        assert store.list_namespaces() == [("a",)]
+        assert store.list_namespaces() == [("a",)]  # from the cache: nothing was written
+        GraphMemStore(other).put(("b", "c"), "k", {"x": 2})
+        assert store.list_namespaces() == [("a",), ("b", "c")]
+        assert [h.key for h in store.search(("b",))] == ["k"]
