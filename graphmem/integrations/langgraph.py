@@ -64,13 +64,16 @@ from .._errors import InputError
 from .._memory import GraphMemory
 from .._models import EpisodeRecord, ExtractedEntity, ExtractedFact, Extraction, FactRecord
 from ..extract._base import ExtractionContext
-from ..extract.structured import StructuredExtractor, parse_json_record
+from ..extract.structured import StructuredExtractor, count_leaves, parse_json_record
 from ..retrieve.reads import time_view
 from .langgraph_filters import graphmem_filters, leaves, matches
 
 __all__ = ["GraphMemStore", "item_subject"]
 
 ITEM = "item"  # the predicate holding an item's whole value (JSON text)
+# The structured extractor refuses a record of more leaves than this; such a value is stored
+# whole (the item fact) without a fact per leaf: filters on it are then checked on the value.
+LEAF_FACTS_MAX = 500
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
 
@@ -100,7 +103,8 @@ class _ItemExtractor(StructuredExtractor):
 
     def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
         record = parse_json_record(episode.content)
-        leaf_facts = super().extract(episode, context)
+        small = count_leaves(record["value"]) <= LEAF_FACTS_MAX
+        leaf_facts = super().extract(episode, context).facts if small else []
         subject = item_subject(str(record["key"]))
         value_text = json.dumps(record["value"], ensure_ascii=False, sort_keys=True)
         whole = ExtractedFact(
@@ -122,7 +126,7 @@ class _ItemExtractor(StructuredExtractor):
         ]
         return Extraction(
             entities=[ExtractedEntity(name=subject, type="store_item")],
-            facts=[whole, *leaf_facts.facts, *gone],
+            facts=[whole, *leaf_facts, *gone],
         )
 
 

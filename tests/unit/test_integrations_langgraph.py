@@ -130,6 +130,16 @@ def test_group_prefix_keeps_the_store_apart(memory: GraphMemory) -> None:
     assert [f.statement for f in memory.facts(group_id="maya")] == ["Maya lives in Lisbon."]
 
 
+def test_a_value_too_big_for_leaf_facts_is_stored_whole(store: GraphMemStore) -> None:
+    big = {"content": "User's notes " * 2000, "tags": [f"t{i}" for i in range(600)], "n": 5}
+    store.put(NS, "big", big)
+    item = store.get(NS, "big")
+    assert item is not None and item.value == big
+    assert [h.key for h in store.search(NS, filter={"n": 5})] == ["big"]
+    store.put(NS, "big", {"content": "short now"})
+    assert store.get(NS, "big").value == {"content": "short now"}  # type: ignore[union-attr]
+
+
 def test_bad_namespaces_and_values_are_input_errors(store: GraphMemStore) -> None:
     with pytest.raises(ValueError):
         store.put(("a.b",), "k", {"x": 1})
