@@ -74,6 +74,11 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "default": {},
     "no_context": {"use_context": False},
     "no_expansion": {"use_expansion": False},
+    "no_passages": {"passage_weight": 0.0},
+    "no_self_speaker": {"self_speakers": ()},
+    "passages_0.3": {"passage_weight": 0.3},
+    # Neither (the retriever before length-fair scoring).
+    "before": {"passage_weight": 0.0, "self_speakers": ()},
 }
 
 

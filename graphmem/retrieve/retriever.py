@@ -24,6 +24,7 @@ from ..store._base import GraphStore, TimeView
 from .config import RawSearch, RetrievalConfig, Stub
 from .filters import Condition, matches, parse_filters
 from .format import format_result
+from .passages import asks_about_self, best_passage_scores
 from .query import _WORD, _matches, _name_keys, _periods, _stem, _without, _words
 
 __all__ = ["RawSearch", "RetrievalConfig", "Retriever", "Stub"]
@@ -119,6 +120,7 @@ class Retriever:
         speaker_words = {w for key in speaker_keys for w in _WORD.findall(key)}
         content_query = _without(query, name_words | speaker_words)
         episode_query = _without(query, speaker_words)
+        speaker_keys |= self._self_speakers(query, group_id)
 
         fact_support: set[str] = set()
         if cfg.use_fulltext:
@@ -138,6 +140,7 @@ class Retriever:
             best = max((s for _, s in episodes), default=0.0)
             if best > 0:
                 raw.episode_scores = {eid: s / best for eid, s in episodes if s > 0}
+                raw.episode_scores = self._length_fair(raw.episode_scores, episode_query or query)
         if vector_job is not None:
             facts_by_vector, entities_by_vector, episodes_by_vector = vector_job.result()
             raw.episode_scores = self._fuse_episodes(raw.episode_scores, episodes_by_vector)
@@ -348,6 +351,35 @@ class Retriever:
                 if when is not None and any(lo <= when < hi for lo, hi in periods):
                     scores[eid] *= 1.0 + cfg.time_weight
         raw.episode_scores = scores
+
+    def _length_fair(self, text: dict[str, float], query: str) -> dict[str, float]:
+        """Whole-episode text scores (best = 1) mixed with the best-passage scores of the same
+        candidates (best = 1): (1 - passage_weight) x whole + passage_weight x passage."""
+        weight = self.config.passage_weight
+        if weight <= 0 or not text:
+            return text
+        # The best passage_n candidates only: the rest rank too low for a passage to matter.
+        top = sorted(text, key=lambda e: (-text[e], e))[: self.config.passage_n]
+        contents = {ep.id: ep.content for ep in self.store.episodes(top)}
+        by_passage = best_passage_scores(query, contents, self.config.passage_words)
+        best = max(by_passage.values(), default=0.0)
+        if best <= 0:
+            return text
+        rescored = {
+            eid: (1.0 - weight) * text[eid] + weight * by_passage.get(eid, 0.0) / best
+            for eid in top
+        }
+        return text | rescored
+
+    def _self_speakers(self, query: str, group_id: str) -> set[str]:
+        """The group's speakers that stand for the asker, when the query is in the first
+        person (their turns are the asker's own statements)."""
+        wanted = self.config.self_speakers
+        if not wanted or self.config.speaker_weight <= 0 or not asks_about_self(query):
+            return set()
+        speakers_of = getattr(self.store, "speakers", None)
+        present = speakers_of(group_id) if speakers_of is not None else {}
+        return {key for key in (entity_key(s) for s in wanted) if key in present}
 
     def _vector_seeds(self, query: str, group_id: str, n: int, episode_n: int) -> _VectorSeeds:
         qvec = self.embedder.embed([query])[0]
