@@ -352,6 +352,59 @@ def run_baselines(convs: dict[str, Any], embedder: Embedder | None) -> dict[str,
             for name, t in tallies.items()}
 
 
+def latency_group(
+    convs: dict[str, Any], embedder: Embedder, cache: Path, data: Path, turns: int, k: int
+) -> dict[str, Any]:
+    """Recall wall and CPU time in one group of about ``turns`` turns (whole conversations, one
+    after another), default vs ``before``, the same questions interleaved."""
+    folder = cache / f"beam-latency-{turns}-{_signature(data, embedder)}"
+    db = folder / "group.db"
+    chosen: list[tuple[str, dict[str, Any]]] = []
+    total = 0
+    for cid, conv in convs.items():
+        if total >= turns:
+            break
+        chosen.append((cid, conv))
+        total += len(conversation_items(cid, conv))
+    ingest_s = None
+    if not (folder / "done").exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        mem = GraphMemory(db, embedder=embedder, extractor="rules")
+        items = [it | {"group_id": "big"} for cid, conv in chosen
+                 for it in conversation_items(cid, conv)]
+        t0 = time.perf_counter()
+        mem.add_episodes(items)
+        ingest_s = round(time.perf_counter() - t0, 1)
+        mem.close()
+        (folder / "done").write_text(str(ingest_s))
+    every = {str(i) for i in range(10_000)}
+    qs = [qa["q"] for _cid, conv in chosen for qa in questions(conv, every)]
+    out: dict[str, Any] = {"turns": total, "questions": len(qs), "ingest_s": ingest_s}
+    mems = {name: GraphMemory(db, embedder=embedder, retrieval=RetrievalConfig(**CONFIGS[name]))
+            for name in ("default", "before")}
+    wall: dict[str, list[float]] = defaultdict(list)
+    cpu: dict[str, list[float]] = defaultdict(list)
+    for mem in mems.values():
+        mem.connect()
+        mem.recall("warm up", group_id="big", k=k)
+    for q in qs:
+        for name, mem in mems.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            mem.recall(q, group_id="big", k=k)
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+    for name, mem in mems.items():
+        mem.close()
+        out[name] = {
+            "wall_ms": {f"p{p}": round(float(np.percentile(wall[name], p)) * 1000, 1)
+                        for p in (50, 95)},
+            "cpu_ms": {f"p{p}": round(float(np.percentile(cpu[name], p)) * 1000, 1)
+                       for p in (50, 95)},
+        }
+    return out
+
+
 def evidence_profile(convs: dict[str, Any]) -> dict[str, Any]:
     """Who speaks the evidence turns, and how long they are."""
     roles: list[str] = []
@@ -389,6 +442,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--cache", type=Path, default=Path(tempfile.gettempdir()) / "graphmem-beam-cache"
     )
+    parser.add_argument("--latency-turns", type=int, default=0,
+                        help="also time recall in one group of about N turns (0: off)")
     parser.add_argument("--dump", type=Path, help="per-question ranks (for error analysis)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
@@ -436,6 +491,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"{qtype:>26} {m['n']:>3}  {m['R@10']:.3f}/{m['NDCG@10']:.3f}  "
               f"{b.get('R@10', float('nan')):.3f}/{b.get('NDCG@10', float('nan')):.3f}",
               flush=True)
+    if args.latency_turns:
+        lat = latency_group(data["conversations"], embedder, args.cache, args.data,
+                            args.latency_turns, args.k)
+        report["latency_group"] = lat
+        print(f"one group of {lat['turns']} turns: " + "  ".join(
+            f"{n} wall p50/p95 {lat[n]['wall_ms']['p50']}/{lat[n]['wall_ms']['p95']} ms, "
+            f"cpu {lat[n]['cpu_ms']['p50']}/{lat[n]['cpu_ms']['p95']} ms"
+            for n in ("default", "before")), flush=True)
     if args.dump and dump is not None:
         args.dump.write_text(json.dumps(dump))
     if args.out:
