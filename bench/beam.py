@@ -76,6 +76,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "no_expansion": {"use_expansion": False},
     "no_passages": {"passage_weight": 0.0},
     "no_self_speaker": {"self_speakers": ()},
+    "self_0.25": {"self_speaker_weight": 0.25},
     "passages_0.3": {"passage_weight": 0.3},
     # Neither (the retriever before length-fair scoring).
     "before": {"passage_weight": 0.0, "self_speakers": ()},

@@ -89,7 +89,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     # Length-fair scoring off: whole-episode text scores only; no first-person speaker cue.
     "no_passages": {"passage_weight": 0.0},
     "no_self_speaker": {"self_speakers": ()},
-    "passages_0.3": {"passage_weight": 0.3},
+    "self_0.25": {"self_speaker_weight": 0.25},
     "before": {"passage_weight": 0.0, "self_speakers": ()},
 }
 

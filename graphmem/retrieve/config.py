@@ -54,8 +54,9 @@ class RetrievalConfig:
     passage_words: int = 60
     passage_n: int = 30
     # The speakers whose turns are the asker's own (a chat transcript's "user"): a question in
-    # the first person ("my", "I") gives their turns the speaker cue (speaker_weight).
+    # the first person ("my", "I") weighs their turns x (1 + self_speaker_weight).
     self_speakers: tuple[str, ...] = ("user",)
+    self_speaker_weight: float = 0.5
     # Dense episode retrieval: each episode's text score (scaled to the best = 1) and its
     # vector similarity (min-max scaled over the episode_n nearest) are mixed as
     # (1 - dense_weight) x text + dense_weight x dense (a convex combination, which fuses

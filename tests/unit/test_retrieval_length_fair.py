@@ -103,6 +103,10 @@ def test_each_part_alone_lifts_the_short_turn(chat: GraphMemory) -> None:
     speaker_only = _turns(chat, query, RetrievalConfig(passage_weight=0.0))
     assert passages_only.index(2) < passages_only.index(1)
     assert speaker_only.index(2) < speaker_only.index(1)
+    # The first-person cue has its own weight; 0 is the same as no self speakers.
+    assert _turns(
+        chat, query, RetrievalConfig(passage_weight=0.0, self_speaker_weight=0.0)
+    ) == _turns(chat, query, RetrievalConfig(passage_weight=0.0, self_speakers=()))
 
 
 def test_a_third_person_question_gets_no_self_cue(chat: GraphMemory) -> None:
