@@ -86,6 +86,11 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "dense_0.7": {"dense_weight": 0.7},
     # The default before issue 11: plus the two latest facts about an entity the question names.
     "named_2": {"named_fact_limit": 2},
+    # Length-fair scoring off: whole-episode text scores only; no first-person speaker cue.
+    "no_passages": {"passage_weight": 0.0},
+    "no_self_speaker": {"self_speakers": ()},
+    "self_0.25": {"self_speaker_weight": 0.25},
+    "before": {"passage_weight": 0.0, "self_speakers": ()},
 }
 
 

@@ -45,6 +45,18 @@ class RetrievalConfig:
     time_weight: float = 1.0
     fact_episode_weight: float = 0.5
     episode_n: int = 100
+    # Length-fair episode scores (retrieve/passages.py): each of the passage_n best full-text
+    # candidates' whole score (best = 1) is mixed with its best passage's BM25 score over the
+    # candidates' passages of about passage_words words (best = 1): (1 - passage_weight) x
+    # whole + passage_weight x passage. 0: whole episodes only. 0.3: BEAM 100K gains at 0.3
+    # and 0.7 alike, while 0.7 cost the LongMemEval dev sample 0.016 R@5 (0.3: none).
+    passage_weight: float = 0.3
+    passage_words: int = 60
+    passage_n: int = 30
+    # The speakers whose turns are the asker's own (a chat transcript's "user"): a question in
+    # the first person ("my", "I") weighs their turns x (1 + self_speaker_weight).
+    self_speakers: tuple[str, ...] = ("user",)
+    self_speaker_weight: float = 0.5
     # Dense episode retrieval: each episode's text score (scaled to the best = 1) and its
     # vector similarity (min-max scaled over the episode_n nearest) are mixed as
     # (1 - dense_weight) x text + dense_weight x dense (a convex combination, which fuses

@@ -24,6 +24,7 @@ from ..embeddings.factory import Embedder
 from ..store._base import GraphStore, TimeView
 from .config import RawSearch, Rescore, RetrievalConfig, Stub
 from .format import format_result
+from .passages import asks_about_self, best_passage_scores
 from .query import _WORD, _matches, _name_keys, _periods, _stem, _without, _words
 
 __all__ = ["RawSearch", "RetrievalConfig", "Retriever", "Stub"]
@@ -126,6 +127,7 @@ class Retriever:
         speaker_words = {w for key in speaker_keys for w in _WORD.findall(key)}
         content_query = _without(query, name_words | speaker_words)
         episode_query = _without(query, speaker_words)
+        self_keys = self._self_speakers(query, group_id)
 
         fact_support: set[str] = set()
         if cfg.use_fulltext:
@@ -145,6 +147,7 @@ class Retriever:
             best = max((s for _, s in episodes), default=0.0)
             if best > 0:
                 raw.episode_scores = {eid: s / best for eid, s in episodes if s > 0}
+                raw.episode_scores = self._length_fair(raw.episode_scores, episode_query or query)
         if vector_job is not None:
             facts_by_vector, entities_by_vector, episodes_by_vector = vector_job.result()
             raw.episode_scores = self._fuse_episodes(raw.episode_scores, episodes_by_vector)
@@ -232,8 +235,8 @@ class Retriever:
         raw.stubs = stubs
         raw.entity_scores = dict(entity_scores)
         periods = _periods(query) if cfg.time_weight > 0 else []
-        if raw.episode_scores and (cfg.use_context or speaker_keys or periods):
-            self._episode_context(raw, speaker_keys, periods)
+        if raw.episode_scores and (cfg.use_context or speaker_keys or self_keys or periods):
+            self._episode_context(raw, speaker_keys, periods, self_keys)
         if passing is None and cfg.record_fact_n > 0 and raw.episode_scores:
             self._facts_of_best_records(raw, view, scale)
         if passing is not None:
@@ -312,7 +315,11 @@ class Retriever:
         return kept
 
     def _episode_context(
-        self, raw: RawSearch, speaker_keys: set[str], periods: list[tuple[int, int]]
+        self,
+        raw: RawSearch,
+        speaker_keys: set[str],
+        periods: list[tuple[int, int]],
+        self_keys: frozenset[str] = frozenset(),
     ) -> None:
         """Neighbouring turns as context, and the speaker and time cues, on the full-text
         episode scores."""
@@ -325,7 +332,7 @@ class Retriever:
         # Neighbours of the best context_n hits only: a weak hit lifts its neighbours little.
         near_best = sorted(base, key=lambda e: -base[e])[: cfg.context_n]
         speakers, neighbours = context_of(near_best, window)
-        if speaker_keys or periods:
+        if speaker_keys or self_keys or periods:
             rest = [e for e in base if e not in speakers]
             if rest:
                 speakers.update(context_of(rest, 0)[0])
@@ -340,21 +347,55 @@ class Retriever:
                     if score > lift.get(other, 0.0):
                         lift[other] = score
         scores = {e: base.get(e, 0.0) + lift.get(e, 0.0) for e in {*base, *lift}}
-        if speaker_keys and cfg.speaker_weight > 0:
-            named = {
-                who
-                for who in {info[0] for info in speakers.values() if info[0]}
-                if entity_key(who) in speaker_keys
-            }
+        if speaker_keys or self_keys:
+            # A speaker the query names, else one that stands for the asker of a question in
+            # the first person: their turns weigh (1 + that cue's weight).
+            weight_of: dict[str, float] = {}
+            for who in {info[0] for info in speakers.values() if info[0]}:
+                key = entity_key(who)
+                if key in speaker_keys:
+                    weight_of[who] = cfg.speaker_weight
+                elif key in self_keys:
+                    weight_of[who] = cfg.self_speaker_weight
             for eid in scores:
-                if speakers.get(eid, (None, 0))[0] in named:
-                    scores[eid] *= 1.0 + cfg.speaker_weight
+                who = speakers.get(eid, (None, 0))[0]
+                if who in weight_of and weight_of[who] > 0:
+                    scores[eid] *= 1.0 + weight_of[who]
         if periods and cfg.time_weight > 0:
             for eid in scores:
                 when = speakers.get(eid, (None, None))[1]
                 if when is not None and any(lo <= when < hi for lo, hi in periods):
                     scores[eid] *= 1.0 + cfg.time_weight
         raw.episode_scores = scores
+
+    def _length_fair(self, text: dict[str, float], query: str) -> dict[str, float]:
+        """Whole-episode text scores (best = 1) mixed with the best-passage scores of the same
+        candidates (best = 1): (1 - passage_weight) x whole + passage_weight x passage."""
+        weight = self.config.passage_weight
+        if weight <= 0 or not text:
+            return text
+        # The best passage_n candidates only: the rest rank too low for a passage to matter.
+        top = sorted(text, key=lambda e: (-text[e], e))[: self.config.passage_n]
+        contents = {ep.id: ep.content for ep in self.store.episodes(top)}
+        by_passage = best_passage_scores(query, contents, self.config.passage_words)
+        best = max(by_passage.values(), default=0.0)
+        if best <= 0:
+            return text
+        rescored = {
+            eid: (1.0 - weight) * text[eid] + weight * by_passage.get(eid, 0.0) / best
+            for eid in top
+        }
+        return text | rescored
+
+    def _self_speakers(self, query: str, group_id: str) -> frozenset[str]:
+        """The group's speakers that stand for the asker, when the query is in the first
+        person (their turns are the asker's own statements)."""
+        wanted = self.config.self_speakers
+        if not wanted or self.config.self_speaker_weight <= 0 or not asks_about_self(query):
+            return frozenset()
+        speakers_of = getattr(self.store, "speakers", None)
+        present = speakers_of(group_id) if speakers_of is not None else {}
+        return frozenset(key for key in (entity_key(s) for s in wanted) if key in present)
 
     def _vector_seeds(self, query: str, group_id: str, n: int, episode_n: int) -> _VectorSeeds:
         qvec = self.embedder.embed([query])[0]
