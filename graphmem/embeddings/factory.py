@@ -34,6 +34,7 @@ __all__ = [
     "HashEmbedder",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
+    "build_embedder",
     "check_embedder",
     "default_embedder",
     "embedder_mismatch",
@@ -361,7 +362,8 @@ def resolve_embedder(
             raise EmbeddingMismatchError(
                 f"{store} was built with embedder {name} ({dim} dimensions), which graphmem "
                 "cannot rebuild from its name; open it with GraphMemory(..., embedder=...) "
-                "given that embedder"
+                "given that embedder, or move it to another one: graphmem db reembed "
+                "--embedder NAME"
             )
         return built
     built = _build(choice, recorded if choice == family else None)
@@ -386,10 +388,21 @@ def embedder_mismatch(
         keep = "leave embedder= out (the store's embedder is then used)"
         if family is not None:
             keep += f" or pass embedder={family!r}"
+    target = _family_of(name) or "NAME"
     return EmbeddingMismatchError(
         f"{store} was built with embedder {have} ({have_dim} dimensions), but {asked} asks "
-        f"for {shown}; {keep}, or use a new store for {name} (ingest again to re-embed)"
+        f"for {shown}; {keep}, or move the store to {name}: `graphmem db reembed --embedder "
+        f"{target}` (GraphMemory.reembed, resumable, recall answers meanwhile)"
     )
+
+
+def build_embedder(choice: Embedder | str) -> Embedder:
+    """An embedder to move a store to: a family name (``hash``, ``openai``,
+    ``sentence-transformers`` …) built afresh, or the object itself."""
+    checked = check_embedder(choice)
+    if checked is None:
+        raise ConfigError(f"embedder must be an Embedder or one of {_ACCEPTED}; got None")
+    return _build(checked, None) if isinstance(checked, str) else checked
 
 
 def default_embedder() -> Embedder:

@@ -18,6 +18,7 @@ from .._time import from_ms
 from ..retrieve.filters import Condition
 
 __all__ = [
+    "EmbeddingItem",
     "EntityRow",
     "EpisodeRow",
     "FactRow",
@@ -26,6 +27,7 @@ __all__ = [
     "LinkRow",
     "MigrationInfo",
     "ProvenanceRow",
+    "ReembedStore",
     "StoreReader",
     "TimeView",
     "Timeline",
@@ -452,3 +454,45 @@ def breadth_first(
                     next_frontier[other] = via
         frontier = next_frontier
     return [(fid, hop, via) for fid, (hop, via) in found.items()][:limit]
+
+
+@dataclass(frozen=True)
+class EmbeddingItem:
+    """A fact, entity or episode a re-embedding still has to embed: its kind (``fact``,
+    ``entity``, ``episode``), id, text (statement, name, content) and, for an episode, its
+    episode kind (an experience is embedded through its text view)."""
+
+    kind: str
+    id: str
+    text: str
+    episode_kind: str | None = None
+
+
+@runtime_checkable
+class ReembedStore(Protocol):
+    """A store that can move to another embedder in resumable batches (both stores do).
+
+    New vectors are staged beside the current ones, which searches keep using until
+    ``apply_staged_embeddings`` swaps them in and records the new embedder at once."""
+
+    def embedding_backlog(self, limit: int) -> list[EmbeddingItem]:
+        """Up to ``limit`` items not staged yet: every item that holds a vector, and the
+        extracted episodes that hold none (add_fact's own episodes aside), in a fixed order."""
+        ...
+
+    def embedding_counts(self) -> tuple[int, int]:
+        """(items staged, items still to embed)."""
+        ...
+
+    def stage_embeddings(self, rows: Sequence[tuple[str, str, Vector]]) -> None:
+        """Stage (kind, id, vector) rows, committed (a later run resumes after them)."""
+        ...
+
+    def apply_staged_embeddings(self, embedder_meta: str) -> bool:
+        """Swap the staged vectors in and record ``embedder_meta`` (the ``embedder`` meta
+        value); ``False``, changing nothing, while an item is still unstaged."""
+        ...
+
+    def clear_staged_embeddings(self) -> None:
+        """Drop what an unfinished move staged."""
+        ...
