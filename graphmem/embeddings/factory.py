@@ -239,8 +239,11 @@ class SentenceTransformerEmbedder:
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         model = self._load()
-        vectors = model.encode(list(texts), batch_size=64, normalize_embeddings=True)
-        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
+        unique = list(dict.fromkeys(texts))  # a name or statement repeated is embedded once
+        vectors = model.encode(unique, batch_size=64, normalize_embeddings=True)
+        rows = np.asarray(vectors, dtype=np.float32).reshape(len(unique), self.dim)
+        at = {text: i for i, text in enumerate(unique)}
+        return rows[[at[t] for t in texts]].reshape(len(texts), self.dim)
 
 
 def _offline_minilm_path() -> str:
@@ -263,8 +266,10 @@ EMBEDDER_NAMES = {
     "sentence-transformers": "sentence-transformers",
     "st": "sentence-transformers",
     "local": "sentence-transformers",
+    "onnx": "onnx",
+    "onnx-minilm": "onnx",
 }
-_ACCEPTED = "hash, openai or sentence-transformers"
+_ACCEPTED = "hash, openai, sentence-transformers or onnx"
 _ATTRIBUTES = ("name", "dim", "embed")
 
 
@@ -304,6 +309,8 @@ def _family_of(recorded_name: str) -> str | None:
         return "openai"
     if recorded_name.startswith("st:"):
         return "sentence-transformers"
+    if recorded_name.startswith("onnx:all-MiniLM-L6-v2-int8"):
+        return "onnx"
     return None
 
 
@@ -323,6 +330,13 @@ def _build(family: str, recorded: tuple[str, int] | None) -> Embedder:
         if recorded is not None and embedder.name == recorded[0]:
             embedder.dim = recorded[1]  # no dimension probe: the store knows it
         return embedder
+    if family == "onnx":
+        from .onnx import OnnxMiniLMEmbedder
+
+        tokens = None
+        if recorded is not None and "@" in recorded[0] and _family_of(recorded[0]) == "onnx":
+            tokens = int(recorded[0].rsplit("@", 1)[1])
+        return OnnxMiniLMEmbedder(max_tokens=tokens) if tokens else OnnxMiniLMEmbedder()
     return SentenceTransformerEmbedder()
 
 
@@ -406,19 +420,16 @@ def build_embedder(choice: Embedder | str) -> Embedder:
 
 
 def default_embedder() -> Embedder:
-    """From ``GRAPHMEM_EMBEDDER`` (hash, openai, sentence-transformers); else the hash one."""
+    """From ``GRAPHMEM_EMBEDDER`` (hash, openai, sentence-transformers, onnx); else the hash
+    one."""
     choice = (os.environ.get("GRAPHMEM_EMBEDDER") or "").strip().lower()
-    if choice in ("openai",):
-        return OpenAIEmbedder()
-    if choice in ("sentence-transformers", "st", "local"):
-        return SentenceTransformerEmbedder()
-    if choice not in ("", "hash"):
-        raise ConfigError(
-            f"GRAPHMEM_EMBEDDER={choice!r} is not known; use hash, openai or sentence-transformers"
-        )
     if not choice:
         log.info(
             "graphmem: no embedder configured, using the built-in hashed n-gram embedder "
-            "(set GRAPHMEM_EMBEDDER=openai or sentence-transformers for semantic vectors)"
+            "(lexical, no download); for semantic recall install graphmem[onnx-embeddings] and "
+            "set GRAPHMEM_EMBEDDER=onnx (or sentence-transformers, openai); an existing store "
+            "moves with `graphmem db reembed --embedder onnx`"
         )
-    return HashEmbedder()
+        return HashEmbedder()
+    family = embedder_name(choice)
+    return HashEmbedder() if family == "hash" else _build(family, None)
