@@ -448,6 +448,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--locomo-conversations", type=int, default=None)
     parser.add_argument("--speed-turns", type=int, default=200)
     parser.add_argument("--no-speed", dest="speed", action="store_false")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="model threads for the quality runs (speed always uses 1)")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="speed (and --agreement) only, no quality runs")
+    parser.add_argument("--agreement", type=int, default=0, metavar="N",
+                        help="cosine of each embedder's vectors to the first one's, over N "
+                        "BEAM turns (same model, other runtime: same vectors?)")
     parser.add_argument("--cache", type=Path,
                         default=Path(tempfile.gettempdir()) / "graphmem-embedders-cache")
     parser.add_argument("--out", type=Path)
@@ -473,15 +480,27 @@ def main(argv: Sequence[str] | None = None) -> None:
         "embedders": dict(previous.get("embedders", {})),
     }
     beam_items = sets["beam"][0] if "beam" in sets else load_beam(DATA / "beam_100k.json.xz")[0]
+    if args.agreement:
+        texts = [it["content"][:2000] for it in beam_items[: args.agreement]]
+        first = make_embedder(args.embedders[0]).embed(texts)
+        for name in args.embedders[1:]:
+            cos = np.sum(first * make_embedder(name).embed(texts), axis=1)
+            report.setdefault("agreement", {})[f"{args.embedders[0]} vs {name}"] = {
+                "turns": len(texts), "mean_cosine": round(float(cos.mean()), 4),
+                "min_cosine": round(float(cos.min()), 4)}
+        print(json.dumps(report.get("agreement")), file=sys.stderr, flush=True)
     for name in args.embedders:
         print(f"== {name}", file=sys.stderr, flush=True)
         entry: dict[str, Any] = dict(report["embedders"].get(name, {}))
-        inner = make_embedder(name)
+        inner = make_embedder(name, threads=args.threads)
         entry["name"] = inner.name
         entry["install_mb"] = install_mb(name)
         if args.speed:
             entry["speed"] = speed(name, beam_items, args.speed_turns)
             print(f"  speed {entry['speed']}", file=sys.stderr, flush=True)
+        if args.speed_only:
+            report["embedders"][name] = entry
+            continue
         cached = CachedEmbedder(inner, args.cache / f"vectors-{name}.npz")
         semantic = name != "hash"
         for set_name, (items, qs) in sets.items():
@@ -497,9 +516,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 print(f"  {set_name:>6} {cfg:>12}: R@5 {m['R@5']:.3f} R@10 {m['R@10']:.3f} "
                       f"NDCG@10 {m['NDCG@10']:.3f}", flush=True)
         report["embedders"][name] = entry
-        if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(report, indent=1) + "\n")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1) + "\n")
 
 
 if __name__ == "__main__":

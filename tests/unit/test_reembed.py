@@ -202,3 +202,14 @@ def test_cli_reembed_resumes_a_killed_run(tmp_path: Path) -> None:
     assert "continued an unfinished run" in result.output
     assert f"embedded {total - 4} item(s)" in result.output
     assert "re-embedding" in result.output  # the progress bar (stderr is mixed in here)
+
+
+def test_init_names_the_embedder_and_the_way_to_a_semantic_one(tmp_path: Path) -> None:
+    store = str(tmp_path / "m.db")
+    result = CliRunner().invoke(cli_main, ["--store", store, "init"])
+    assert result.exit_code == 0, result.output
+    assert "embedder: hash-ngram-v1-384 (384 dimensions)" in result.output
+    assert "graphmem[onnx-embeddings]" in result.output
+    assert "graphmem db reembed --embedder onnx" in result.output
+    info = json.loads(CliRunner().invoke(cli_main, ["--store", store, "init", "--json"]).output)
+    assert info["embedder"] == {"name": "hash-ngram-v1-384", "dim": 384, "semantic": False}
