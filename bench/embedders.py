@@ -437,6 +437,21 @@ def speed(name: str, items: list[Item], n: int) -> dict[str, Any]:
             "embed_turns_per_s_wall": round(n_turns / embed_s, 1)}
 
 
+def table(report: dict[str, Any]) -> str:
+    """The markdown table of a report (bench/README.md): per embedder and set, graphmem's
+    default and the baselines computed in the same run."""
+    lines = ["| embedder | set | graphmem R@10 / NDCG@10 | dense | BM25+dense RRF | BM25 |",
+             "|---|---|---|---|---|---|"]
+    for name, entry in report["embedders"].items():
+        for set_name, results in entry.get("quality", {}).items():
+            def cell(key: str, results: dict[str, Any] = results) -> str:
+                m = results.get(key)
+                return f"{m['R@10']:.3f} / {m['NDCG@10']:.3f}" if m else "—"
+            lines.append(f"| {name} | {set_name} | {cell('graphmem')} | {cell('dense')} | "
+                         f"{cell('rrf')} | {cell('bm25')} |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -6,7 +6,7 @@ import importlib.util
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphmem import GraphMemory, HashEmbedder
@@ -18,6 +18,10 @@ _text = st.dictionaries(_ids, st.floats(0.01, 1.0), max_size=10)
 _dense = st.dictionaries(_ids, st.floats(-1.0, 1.0), max_size=10).map(lambda d: list(d.items()))
 
 
+_RELAXED = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_RELAXED
 @given(_text, _dense, st.sampled_from(["convex", "rrf", "zscore"]))
 def test_every_rule_scores_in_0_1_and_keeps_only_listed_episodes(
     text: dict[str, float], dense: list[tuple[str, float]], rule: str
@@ -27,6 +31,7 @@ def test_every_rule_scores_in_0_1_and_keeps_only_listed_episodes(
     assert all(0.0 <= s <= 1.0 + 1e-9 for s in fused.values())
 
 
+@_RELAXED
 @given(_text, _dense, st.sampled_from(["convex", "rrf", "zscore"]))
 def test_a_weight_of_zero_leaves_the_text_scores_alone(
     text: dict[str, float], dense: list[tuple[str, float]], rule: str
