@@ -499,7 +499,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         texts = [it["content"][:2000] for it in beam_items[: args.agreement]]
         first = make_embedder(args.embedders[0]).embed(texts)
         for name in args.embedders[1:]:
-            cos = np.sum(first * make_embedder(name).embed(texts), axis=1)
+            other = make_embedder(name).embed(texts)
+            if other.shape != first.shape:
+                continue  # another model: no agreement to measure
+            cos = np.sum(first * other, axis=1)
             report.setdefault("agreement", {})[f"{args.embedders[0]} vs {name}"] = {
                 "turns": len(texts), "mean_cosine": round(float(cos.mean()), 4),
                 "min_cosine": round(float(cos.min()), 4)}

@@ -216,6 +216,8 @@ class SentenceTransformerEmbedder:
         self.device = device
         self.name = "st:" + os.path.basename(self.model_name.rstrip("/"))
         self.dim = 384
+        # Full text and vectors weigh alike in episode recall (as the ONNX MiniLM's).
+        self.recall_weight = 0.5
         self._model: Any = None
 
     def _load(self) -> Any:

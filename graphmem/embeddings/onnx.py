@@ -7,7 +7,9 @@ model's mean-pooled, normalised token states, as sentence-transformers makes the
 
 What makes it fast beside int8 weights: each distinct text is embedded once per call; texts
 are sorted by length and batched so that padding stays small; a text reads at most
-``max_tokens`` word pieces (the model was trained on 128; sentence-transformers reads 256).
+``max_tokens`` word pieces, 128 by default: what the model was trained on (sentence-transformers
+reads 256, about half as fast on long turns; ``max_tokens=256`` gives its very vectors, mean
+cosine 0.9995 to them in ``bench/embedders.py --agreement``).
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ import numpy.typing as npt
 
 from .._errors import ConfigError
 
-__all__ = ["OnnxMiniLMEmbedder"]
+__all__ = ["SEMANTIC_RECALL_WEIGHT", "OnnxMiniLMEmbedder"]
 
 _VOCAB = Path(__file__).with_name("data") / "minilm-vocab.txt"
-DEFAULT_MAX_TOKENS = 256
+DEFAULT_MAX_TOKENS = 128
+SEMANTIC_RECALL_WEIGHT = 0.5
 
 
 class OnnxMiniLMEmbedder:
@@ -49,6 +52,9 @@ class OnnxMiniLMEmbedder:
         self.dim = 384
         suffix = "" if max_tokens == DEFAULT_MAX_TOKENS else f"@{max_tokens}"
         self.name = f"onnx:all-MiniLM-L6-v2-int8{suffix}"
+        # Its similarity weighs as much as full text in episode recall (RetrievalConfig.
+        # dense_weight): bench/README.md "Embedders" (0.3 left BEAM's semantic gain unused).
+        self.recall_weight = SEMANTIC_RECALL_WEIGHT
         self._session: Any = None
         self._tokenizer: Any = None
 

@@ -26,6 +26,7 @@ class WordLlamaEmbedder:
         self.config = config
         self.dim = dim
         self.name = f"wordllama:{config}-{dim}"
+        self.recall_weight = 0.5  # as all-MiniLM-L6-v2's (bench/README.md, "Embedders")
         self._model: Any = None
 
     def _load(self) -> Any:

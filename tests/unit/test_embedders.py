@@ -89,8 +89,8 @@ def test_onnx_is_a_name_for_the_torch_free_minilm(monkeypatch: pytest.MonkeyPatc
     assert default_embedder().name == "onnx:all-MiniLM-L6-v2-int8"
     monkeypatch.delenv("GRAPHMEM_EMBEDDER")
     # A store recorded with another token budget opens with that budget.
-    record = ("onnx:all-MiniLM-L6-v2-int8@128", 384)
+    record = ("onnx:all-MiniLM-L6-v2-int8@256", 384)
     again = resolve_embedder(None, record, store="s")
-    assert isinstance(again, OnnxMiniLMEmbedder) and again.max_tokens == 128
+    assert isinstance(again, OnnxMiniLMEmbedder) and again.max_tokens == 256
     with pytest.raises(ConfigError, match="max_tokens"):
         OnnxMiniLMEmbedder(max_tokens=4)
