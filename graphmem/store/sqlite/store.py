@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..._errors import StoreError
+from ..._filters import Condition
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
-from ...retrieve.filters import Condition
 from .._base import (
     EmbeddingItem,
     EpisodeRow,
@@ -29,7 +29,7 @@ from .._base import (
     WritePlan,
 )
 from .._vectors import VectorMatrix
-from .db import SQLiteDB
+from .db import SQLiteDB, store_errors
 from .filter import filter_candidates
 from .maintenance import Maintenance, purge_deleted, truncate_wal
 from .reader import Reader, next_write_seq
@@ -61,6 +61,7 @@ def _postings() -> int:
     return _POSTINGS
 
 
+@store_errors
 class SQLiteStore:
     """``GraphStore`` on one SQLite file. ``sqlite:///path/to/memory.db`` or ``:memory:``.
 
