@@ -407,8 +407,9 @@ def embedder_mismatch(
     target = _family_of(name) or "NAME"
     return EmbeddingMismatchError(
         f"{store} was built with embedder {have} ({have_dim} dimensions), but {asked} asks "
-        f"for {shown}; {keep}, or move the store to {name}: `graphmem db reembed --embedder "
-        f"{target}` (GraphMemory.reembed, resumable, recall answers meanwhile)"
+        f"for {shown}; {keep}, move the store to {name}: `graphmem db reembed --embedder "
+        f"{target}` (GraphMemory.reembed, resumable, recall answers meanwhile), or use a new "
+        f"store for it"
     )
 
 
