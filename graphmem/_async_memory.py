@@ -166,6 +166,7 @@ class AsyncGraphMemory:
     stats = _awaitable(GraphMemory.stats)
     export = _collected(GraphMemory.export)
     import_rows = _awaitable(GraphMemory.import_rows)
+    reembed = _awaitable(GraphMemory.reembed)
     to_networkx = _awaitable(GraphMemory.to_networkx)
     add_experience = _awaitable(GraphMemory.add_experience)
     recall_experiences = _awaitable(GraphMemory.recall_experiences)

@@ -10,7 +10,7 @@ write plan ``_ingest`` and ``_reconcile``, reads ``_reads`` and ``_retrieve``, f
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
     from .experience.index import ExperienceRecall
     from .extract import Extractor
+    from .ingest.reembed import ReembedReport
 
 # The write, forget and experience stages are imported where they are first used: a process
 # that only recalls (``graphmem recall``) does not pay for loading them.
@@ -438,6 +439,35 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         store = self._ready()
         validate_export(rows, store, dim=self._embedding_dim, lines=lines, source=source)
         return store.import_rows(rows)
+
+    def reembed(
+        self,
+        embedder: Embedder | str,
+        *,
+        batch_size: int = 256,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ReembedReport:
+        """Move this memory's store to ``embedder`` (an ``Embedder`` or a name: ``hash``,
+        ``openai``, ``sentence-transformers``) or, given the store's own embedder, embed what
+        lacks a vector (episodes stored before episode vectors existed). Batches of
+        ``batch_size`` are committed beside the current vectors, which recall keeps using until
+        the last batch swaps them in; a run that is killed resumes when run again with the same
+        embedder. ``progress(done, total)`` follows each batch. Afterwards this memory uses
+        ``embedder``; other processes open the store with it (``graphmem db reembed``)."""
+        from .embeddings.factory import build_embedder
+        from .ingest.reembed import reembed_store
+
+        target = build_embedder(embedder)
+        store = self.store
+        store.connect()
+        if self.settings.auto_migrate:
+            store.migrate()
+        report = reembed_store(store, target, batch_size=batch_size, progress=progress)
+        self._requested = target
+        self._embedder, self._embedding_dim = target, report.dim
+        self._retriever = None
+        self._experiences = None
+        return report
 
     def to_networkx(
         self,

@@ -94,7 +94,8 @@ def _adopt_embedder(memory: GraphMemory, meta: dict[str, Any] | None, file: str)
         raise click.ClickException(
             f"{file} was exported from a store with embedder {wanted.get('name')} "
             f"({wanted.get('dim')} dimensions) but {memory.store.url} uses {have.get('name')} "
-            f"({have.get('dim')}); import it into a new store"
+            f"({have.get('dim')}); import it into a new store (then `graphmem db reembed "
+            f"--embedder NAME` moves that one to the embedder you want)"
         )
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "HashEmbedder",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
+    "build_embedder",
     "check_embedder",
     "default_embedder",
     "embedder_mismatch",
@@ -216,6 +217,8 @@ class SentenceTransformerEmbedder:
         self.device = device
         self.name = "st:" + os.path.basename(self.model_name.rstrip("/"))
         self.dim = 384
+        # Full text and vectors weigh alike in episode recall (as the ONNX MiniLM's).
+        self.recall_weight = 0.5
         self._model: Any = None
 
     def _load(self) -> Any:
@@ -239,8 +242,11 @@ class SentenceTransformerEmbedder:
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         model = self._load()
-        vectors = model.encode(list(texts), batch_size=64, normalize_embeddings=True)
-        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
+        unique = list(dict.fromkeys(texts))  # a name or statement repeated is embedded once
+        vectors = model.encode(unique, batch_size=64, normalize_embeddings=True)
+        rows = np.asarray(vectors, dtype=np.float32).reshape(len(unique), self.dim)
+        at = {text: i for i, text in enumerate(unique)}
+        return rows[[at[t] for t in texts]].reshape(len(texts), self.dim)
 
 
 def _offline_minilm_path() -> str:
@@ -263,8 +269,10 @@ EMBEDDER_NAMES = {
     "sentence-transformers": "sentence-transformers",
     "st": "sentence-transformers",
     "local": "sentence-transformers",
+    "onnx": "onnx",
+    "onnx-minilm": "onnx",
 }
-_ACCEPTED = "hash, openai or sentence-transformers"
+_ACCEPTED = "hash, openai, sentence-transformers or onnx"
 _ATTRIBUTES = ("name", "dim", "embed")
 
 
@@ -304,6 +312,8 @@ def _family_of(recorded_name: str) -> str | None:
         return "openai"
     if recorded_name.startswith("st:"):
         return "sentence-transformers"
+    if recorded_name.startswith("onnx:all-MiniLM-L6-v2-int8"):
+        return "onnx"
     return None
 
 
@@ -323,6 +333,13 @@ def _build(family: str, recorded: tuple[str, int] | None) -> Embedder:
         if recorded is not None and embedder.name == recorded[0]:
             embedder.dim = recorded[1]  # no dimension probe: the store knows it
         return embedder
+    if family == "onnx":
+        from .onnx import OnnxMiniLMEmbedder
+
+        tokens = None
+        if recorded is not None and "@" in recorded[0] and _family_of(recorded[0]) == "onnx":
+            tokens = int(recorded[0].rsplit("@", 1)[1])
+        return OnnxMiniLMEmbedder(max_tokens=tokens) if tokens else OnnxMiniLMEmbedder()
     return SentenceTransformerEmbedder()
 
 
@@ -362,7 +379,8 @@ def resolve_embedder(
             raise EmbeddingMismatchError(
                 f"{store} was built with embedder {name} ({dim} dimensions), which graphmem "
                 "cannot rebuild from its name; open it with GraphMemory(..., embedder=...) "
-                "given that embedder"
+                "given that embedder, or move it to another one: graphmem db reembed "
+                "--embedder NAME"
             )
         return built
     built = _build(choice, recorded if choice == family else None)
@@ -387,26 +405,35 @@ def embedder_mismatch(
         keep = "leave embedder= out (the store's embedder is then used)"
         if family is not None:
             keep += f" or pass embedder={family!r}"
+    target = _family_of(name) or "NAME"
     return EmbeddingMismatchError(
         f"{store} was built with embedder {have} ({have_dim} dimensions), but {asked} asks "
-        f"for {shown}; {keep}, or use a new store for {name} (ingest again to re-embed)"
+        f"for {shown}; {keep}, move the store to {name}: `graphmem db reembed --embedder "
+        f"{target}` (GraphMemory.reembed, resumable, recall answers meanwhile), or use a new "
+        f"store for it"
     )
 
 
+def build_embedder(choice: Embedder | str) -> Embedder:
+    """An embedder to move a store to: a family name (``hash``, ``openai``,
+    ``sentence-transformers`` …) built afresh, or the object itself."""
+    checked = check_embedder(choice)
+    if checked is None:
+        raise ConfigError(f"embedder must be an Embedder or one of {_ACCEPTED}; got None")
+    return _build(checked, None) if isinstance(checked, str) else checked
+
+
 def default_embedder() -> Embedder:
-    """From ``GRAPHMEM_EMBEDDER`` (hash, openai, sentence-transformers); else the hash one."""
+    """From ``GRAPHMEM_EMBEDDER`` (hash, openai, sentence-transformers, onnx); else the hash
+    one."""
     choice = (os.environ.get("GRAPHMEM_EMBEDDER") or "").strip().lower()
-    if choice in ("openai",):
-        return OpenAIEmbedder()
-    if choice in ("sentence-transformers", "st", "local"):
-        return SentenceTransformerEmbedder()
-    if choice not in ("", "hash"):
-        raise ConfigError(
-            f"GRAPHMEM_EMBEDDER={choice!r} is not known; use hash, openai or sentence-transformers"
-        )
     if not choice:
         log.info(
             "graphmem: no embedder configured, using the built-in hashed n-gram embedder "
-            "(set GRAPHMEM_EMBEDDER=openai or sentence-transformers for semantic vectors)"
+            "(lexical, no download); for semantic recall install graphmem[onnx-embeddings] and "
+            "set GRAPHMEM_EMBEDDER=onnx (or sentence-transformers, openai); an existing store "
+            "moves with `graphmem db reembed --embedder onnx`"
         )
-    return HashEmbedder()
+        return HashEmbedder()
+    family = embedder_name(choice)
+    return HashEmbedder() if family == "hash" else _build(family, None)

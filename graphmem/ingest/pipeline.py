@@ -32,11 +32,11 @@ from ..usage.memory import apply_usage
 from .plan import PreparedFact, build_plan, prepare_facts
 from .resolve import EntityRequest
 
-__all__ = ["USAGE_FIELDS", "FixedExtraction", "Ingestor", "ResolveExtractor"]
+__all__ = ["EMBED_CHARS", "USAGE_FIELDS", "FixedExtraction", "Ingestor", "ResolveExtractor"]
 
 log = logging.getLogger("graphmem")
 # Characters of an episode's content that its embedding reads (models read fewer tokens anyway).
-_EMBED_CHARS = 2000
+EMBED_CHARS = 2000
 _ROLE_SPEAKERS = {"user": None, "human": None, "assistant": "assistant", "ai": "assistant"}
 ResolveExtractor = Callable[[str | Extractor | None, str], Extractor]
 
@@ -332,10 +332,10 @@ class Ingestor:
             if experience:
                 # An attempt is found whole: its words are embedded once, on the episode;
                 # its facts (field = value) and its own name carry no meaning to embed.
-                texts.append(text_view(parse_experience(item.row.content))[:_EMBED_CHARS])
+                texts.append(text_view(parse_experience(item.row.content))[:EMBED_CHARS])
                 slots.append(item)
             elif not isinstance(item.extractor, FixedExtraction):
-                texts.append(item.row.content[:_EMBED_CHARS])  # add_fact's is its statement
+                texts.append(item.row.content[:EMBED_CHARS])  # add_fact's is its statement
                 slots.append(item)
             names: dict[str, EntityRequest] = {e.name: e for e in item.entities}
             for pf in item.prepared:

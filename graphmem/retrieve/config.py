@@ -62,9 +62,15 @@ class RetrievalConfig:
     # (1 - dense_weight) x text + dense_weight x dense (a convex combination, which fuses
     # better than reciprocal ranks when both lists are scored). None: the embedder's own
     # default: ``recall_weight`` where the embedder has one (the hashed n-grams say 0: they
-    # are lexical like BM25), else 0.3 (all-MiniLM-L6-v2: best of 0/0.3/0.5/0.7 on both dev sets,
-    # LoCoMo R@10 0.754/0.782/0.775/0.700).
+    # are lexical like BM25; all-MiniLM-L6-v2, ONNX or torch, and WordLlama say 0.5: the two
+    # signals alike; bench/README.md "Embedders" has 0.3/0.5/0.7, rrf and zscore on three dev
+    # samples), else 0.3.
     dense_weight: float | None = None
+    # How the two episode lists are fused (``retrieve/fusion.py``): "convex" (the mix above),
+    # "rrf" (reciprocal ranks) or "zscore" (scores standardised per list and summed); None: the
+    # embedder's ``recall_fusion``, else "convex". A dense weight of 0 leaves the vectors out
+    # whatever the rule.
+    episode_fusion: str | None = None
     # The facts of the best record_fact_n JSON-record episodes (those scoring at least half the
     # best) count as supported, scored by their record's rank (0: off).
     record_fact_n: int = 3

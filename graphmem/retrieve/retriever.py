@@ -24,6 +24,7 @@ from ..embeddings.factory import Embedder
 from ..store._base import GraphStore, TimeView
 from .config import RawSearch, Rescore, RetrievalConfig, Stub
 from .format import format_result
+from .fusion import fuse_episodes
 from .passages import asks_about_self, best_passage_scores
 from .query import _WORD, _matches, _name_keys, _periods, _stem, _without, _words
 
@@ -412,24 +413,19 @@ class Retriever:
             return self.config.dense_weight
         return float(getattr(self.embedder, "recall_weight", 0.3))
 
+    def _fusion(self) -> str:
+        if self.config.episode_fusion is not None:
+            return self.config.episode_fusion
+        return str(getattr(self.embedder, "recall_fusion", "convex"))
+
     def _fuse_episodes(
         self, text: dict[str, float], dense: list[tuple[str, float]]
     ) -> dict[str, float]:
-        """Text scores (best = 1) and vector similarities (min-max over the list) mixed
-        convexly; an episode missing from one list scores 0 there."""
-        weight = self._dense_weight()
-        if not dense or weight <= 0:
-            return text
-        sims = [s for _, s in dense]
-        top, low = max(sims), min(sims)
-        if top <= 0:
-            return text
-        span = (top - low) or top
-        scaled = {eid: max(0.0, (s - low) / span) for eid, s in dense}
-        return {
-            eid: (1.0 - weight) * text.get(eid, 0.0) + weight * scaled.get(eid, 0.0)
-            for eid in {*text, *scaled}
-        }
+        """Full-text scores (best = 1) and vector similarities made into one list by the
+        episode fusion rule (``fusion``)."""
+        return fuse_episodes(
+            self._fusion(), text, dense, weight=self._dense_weight(), rrf_k=self.config.rrf_k
+        )
 
     def format(
         self,

@@ -80,7 +80,7 @@ def test_every_query_the_store_names_exists() -> None:
         used.update(
             re.findall(
                 r'"((?:schema|meta|admin|episodes|entities|facts|search|stats|'
-                r'export|audit|browser)/[a-z0-9_]+)"',
+                r'export|audit|browser|reembed)/[a-z0-9_]+)"',
                 text,
             )
         )

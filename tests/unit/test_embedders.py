@@ -77,3 +77,20 @@ def test_hash_embedder_equals_its_feature_definition() -> None:
             want[h % 64] += (1.0 if (h >> 31) & 1 else -1.0) * weight
         norm = np.linalg.norm(want) or 1.0
         assert np.allclose(got, want / norm, atol=1e-6)
+
+
+def test_onnx_is_a_name_for_the_torch_free_minilm(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphmem.embeddings.factory import build_embedder, embedder_name, resolve_embedder
+    from graphmem.embeddings.onnx import OnnxMiniLMEmbedder
+
+    assert embedder_name("onnx") == embedder_name("onnx-minilm") == "onnx"
+    assert isinstance(build_embedder("onnx"), OnnxMiniLMEmbedder)  # nothing loaded yet
+    monkeypatch.setenv("GRAPHMEM_EMBEDDER", "onnx")
+    assert default_embedder().name == "onnx:all-MiniLM-L6-v2-int8"
+    monkeypatch.delenv("GRAPHMEM_EMBEDDER")
+    # A store recorded with another token budget opens with that budget.
+    record = ("onnx:all-MiniLM-L6-v2-int8@256", 384)
+    again = resolve_embedder(None, record, store="s")
+    assert isinstance(again, OnnxMiniLMEmbedder) and again.max_tokens == 256
+    with pytest.raises(ConfigError, match="max_tokens"):
+        OnnxMiniLMEmbedder(max_tokens=4)

@@ -54,7 +54,9 @@ def recorded(path: Path) -> dict[str, Any]:
 # ------------------------------------------------------------------------------- embedder=
 def test_an_unknown_embedder_name_is_a_config_error_listing_the_names(tmp_path: Path) -> None:
     # was: AttributeError: 'str' object has no attribute 'dim' (at the first call)
-    with pytest.raises(ConfigError, match=r"embedder='bogus'.*hash, openai or sentence-transf"):
+    with pytest.raises(
+        ConfigError, match=r"embedder='bogus'.*hash, openai, sentence-transformers or onnx"
+    ):
         GraphMemory(tmp_path / "x.db", embedder="bogus")  # type: ignore[arg-type]
     assert not (tmp_path / "x.db").exists()
 
@@ -83,6 +85,7 @@ def test_an_embedder_name_the_store_disagrees_with_names_both_and_the_fix(hash64
     text = str(caught.value)
     assert "hash-ngram-v1-64 (64 dimensions)" in text and "embedder='openai'" in text
     assert "leave embedder= out" in text and "embedder='hash'" in text and "new store" in text
+    assert "graphmem db reembed --embedder openai" in text
 
 
 def test_an_embedder_object_the_store_disagrees_with_names_both(hash64: Path) -> None:

@@ -192,6 +192,13 @@ class Schema:
             bolt.dialect.await_indexes(bolt.schema)
             self.vector_dim = dim
 
+    def drop_vector_indexes(self) -> None:
+        """Before the vectors change size (a move to another embedder): no index of the old
+        size may hold them."""
+        with self._bolt.lock:
+            self._bolt.dialect.drop_vector_indexes(self._bolt.schema)
+            self.vector_dim = None
+
     def _has_embeddings(self) -> bool:
         rows = self._bolt.read("admin/has_embeddings")
         return bool(rows and rows[0]["embedded"])

@@ -59,13 +59,23 @@ from neo4j import ManagedTransaction
 from ..._filters import Condition
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
 from ..._time import utcnow
-from .._base import EpisodeRow, LinkRow, MigrationInfo, StoreReader, TimeView, Vector, WritePlan
+from .._base import (
+    EpisodeRow,
+    LinkRow,
+    MigrationInfo,
+    StoreReader,
+    TimeView,
+    Vector,
+    WritePlan,
+)
 from .._experience import ExperienceCounts, ExperienceEntry
+from .._reembed import EmbeddingItem
 from .browser import browser_instructions
 from .dialect import Dialect
 from .experience import ExperienceIndex
 from .maintenance import Maintenance
 from .reads import Reads
+from .reembed import Reembedding
 from .runner import BoltConfig, BoltRunner
 from .schema import MIGRATIONS, Schema
 from .search import GroupSearch, lucene_query
@@ -127,6 +137,7 @@ class Neo4jStore:
         self._experience = ExperienceIndex(self._bolt)
         self._maintenance = Maintenance(self._bolt, self._indexes)
         self._search = GroupSearch(self._bolt.read)
+        self._reembedding = Reembedding(self._bolt, self._indexes)
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -360,3 +371,19 @@ class Neo4jStore:
     def export_rows(self, group_id: str | None) -> Iterator[dict[str, Any]]:
         """The SQLite store's JSONL records, in the same order (insertion order)."""
         return self._maintenance.export_rows(group_id)
+
+    # ------------------------------------------------------------------ moving to another embedder
+    def embedding_backlog(self, limit: int) -> list[EmbeddingItem]:
+        return self._reembedding.backlog(limit)
+
+    def embedding_counts(self) -> tuple[int, int]:
+        return self._reembedding.counts()
+
+    def stage_embeddings(self, rows: Sequence[tuple[str, str, Vector]]) -> None:
+        self._reembedding.stage(rows)
+
+    def apply_staged_embeddings(self, embedder_meta: str) -> bool:
+        return self._reembedding.apply(embedder_meta)
+
+    def clear_staged_embeddings(self) -> None:
+        self._reembedding.clear()

@@ -21,8 +21,17 @@ import numpy.typing as npt
 from ..._errors import StoreError
 from ..._filters import Condition
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
-from .._base import EpisodeRow, LinkRow, MigrationInfo, StoreReader, TimeView, Vector, WritePlan
+from .._base import (
+    EpisodeRow,
+    LinkRow,
+    MigrationInfo,
+    StoreReader,
+    TimeView,
+    Vector,
+    WritePlan,
+)
 from .._experience import ExperienceCounts, ExperienceEntry
+from .._reembed import EmbeddingItem
 from .._vectors import VectorMatrix
 from .db import SQLiteDB, store_errors
 from .experience import ExperienceIndex
@@ -30,6 +39,7 @@ from .filter import filter_candidates
 from .maintenance import Maintenance, purge_deleted, truncate_wal
 from .reader import Reader, next_write_seq
 from .reads import Reads
+from .reembed import Reembedding
 from .schema import migrate, migration_status
 from .text import TextIndex
 from .vectors import VectorIndex, VectorLimits
@@ -86,6 +96,7 @@ class SQLiteStore:
         self._text_index = TextIndex(self._db, _postings)
         self._reads = Reads(self._db)
         self._experience = ExperienceIndex(self._db)
+        self._reembedding = Reembedding(self._db)
         self._upkeep = Maintenance(self._db)
 
     # ------------------------------------------------------------------ lifecycle
@@ -388,3 +399,22 @@ class SQLiteStore:
         """Insert an export's rows; what the store already holds is left alone (and not
         counted), so importing twice changes nothing."""
         return self._upkeep.import_rows(rows, self.write, self._insert_episode)
+
+    # ------------------------------------------------------------------ moving to another embedder
+    def embedding_backlog(self, limit: int) -> list[EmbeddingItem]:
+        return self._reembedding.backlog(limit)
+
+    def embedding_counts(self) -> tuple[int, int]:
+        return self._reembedding.counts()
+
+    def stage_embeddings(self, rows: Sequence[tuple[str, str, Vector]]) -> None:
+        self._reembedding.stage(rows)
+
+    def apply_staged_embeddings(self, embedder_meta: str) -> bool:
+        applied = self._reembedding.apply(embedder_meta)
+        if applied:
+            self._vector_index.clear()  # this connection's rows changed in place
+        return applied
+
+    def clear_staged_embeddings(self) -> None:
+        self._reembedding.clear()
