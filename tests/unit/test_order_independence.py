@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem import GraphMemory
+from graphmem import GraphMemory, HashEmbedder
 from tests.helpers.histories import believed, chat_turns, fact_steps, timeline_at
 
 pytestmark = pytest.mark.timeout(600)
@@ -201,3 +201,16 @@ def test_generated_chat_histories_in_random_orders(memory: GraphMemory, data: An
             memory.add_episode(**turn, group_id=group)
         seen.add((believed(memory, group), timeline_at(memory, group, t(1, 3))))
     assert len(seen) == 1, ([(e["content"], e["reference_time"]) for e in turns], seen)
+
+
+def test_a_kept_negation_survives_export_and_import(memory: GraphMemory, tmp_path: Any) -> None:
+    """The placeholder that keeps a negation travels with the export: the statement it ends,
+    arriving after the import, is still ended."""
+    _say(memory, "src", [("I no longer live in Lisbon.", t(2))])
+    rows = list(memory.export(group_id="src"))
+    with GraphMemory(f"{tmp_path}/copy.db", embedder=HashEmbedder(64)) as copy:
+        copy.import_rows(rows)
+        _say(copy, "src", [("I live in Lisbon.", t(1))])
+        assert copy.facts(group_id="src") == []
+        (fact,) = copy.facts(group_id="src", as_of=t(1, 15))
+        assert fact.target == "Lisbon"
