@@ -68,6 +68,8 @@ def test_a_negation_alone_leaves_nothing_to_read(memory: GraphMemory) -> None:
     assert memory.facts(group_id="alone") == []
     assert memory.facts(group_id="alone", include_history=True) == []
     assert memory.history("Ana", group_id="alone") == []
+    graph = memory.to_networkx(group_id="alone", include_history=True)
+    assert [n for n, data in graph.nodes(data=True) if data.get("kind") == "Fact"] == []
 
 
 def test_three_corrections_give_one_answer_in_all_six_orders(memory: GraphMemory) -> None:
