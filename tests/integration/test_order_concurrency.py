@@ -70,12 +70,26 @@ def _run_workers(tmp_path: Path, target: str, shares: list[list[dict[str, Any]]]
     for number, share in enumerate(shares):
         file = tmp_path / f"writer{number}.json"
         file.write_text(json.dumps(share), encoding="utf-8")
-        argv = [sys.executable, str(WORKER), "--store", target, "--episodes", str(file),
-                "--bulk", str(len(share) // 3), "--chunk", "5", "--dim", str(DIM),
-                "--go", str(go)]
+        argv = [
+            sys.executable,
+            str(WORKER),
+            "--store",
+            target,
+            "--episodes",
+            str(file),
+            "--bulk",
+            str(len(share) // 3),
+            "--chunk",
+            "5",
+            "--dim",
+            str(DIM),
+            "--go",
+            str(go),
+        ]
         procs.append(
-            subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+            subprocess.Popen(
+                argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
         )
     try:
         for proc in procs:

@@ -216,3 +216,52 @@ def test_a_kept_negation_survives_export_and_import(memory: GraphMemory, tmp_pat
         assert copy.facts(group_id="src") == []
         (fact,) = copy.facts(group_id="src", as_of=t(1, 15))
         assert fact.target == "Lisbon"
+
+
+class _FailsSome:
+    """The rules extractor, except that it fails the turns named in ``failing`` (the fault is
+    gone when ``reprocess`` runs with the plain rules extractor)."""
+
+    name = "flaky"
+    needs_context = False
+
+    def __init__(self, failing: set[str]) -> None:
+        from graphmem.extract.rules.extractor import RulesExtractor
+
+        self.failing = failing
+        self.rules = RulesExtractor()
+
+    def extract(self, episode: Any, context: Any) -> Any:
+        from graphmem import ExtractionError
+
+        if episode.content in self.failing:
+            raise ExtractionError("flaky")
+        return self.rules.extract(episode, context)
+
+
+def test_reprocess_reconciles_by_stated_order(memory: GraphMemory) -> None:
+    """Episodes that failed and are reprocessed later (arriving after what they preceded)
+    give the timeline an in-order ingest gives."""
+    turns = [
+        ("I live in Lisbon.", t(1)),
+        ("I no longer live in Lisbon.", t(2)),
+        ("I prefer coffee.", t(1)),
+        ("Actually, I prefer tea.", t(2)),
+        ("Maya is my sister.", t(1)),
+        ("Maya is my cousin, not my sister.", t(3)),
+    ]
+    _say(memory, "in-order", sorted(turns, key=lambda turn: turn[1]))
+    flaky = _FailsSome({"I live in Lisbon.", "I prefer coffee.", "Maya is my sister."})
+    for content, when in turns:
+        memory.add_episode(
+            content,
+            reference_time=when,
+            metadata={"speaker": "Ana"},
+            group_id="retried",
+            extractor=flaky,
+        )
+    assert memory.stats(group_id="retried")["episodes_failed"] == 3
+    assert all(
+        r.status == "extracted" for r in memory.reprocess(group_id="retried", extractor="rules")
+    )
+    assert believed(memory, "retried") == believed(memory, "in-order")
