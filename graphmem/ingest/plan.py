@@ -206,11 +206,23 @@ def build_plan(
     result = IngestResult(episode_id=episode_id, status="extracted")
 
     seq = reader.write_seq
+    # The stored claims of every touched timeline, in one read: whether the episode comes last
+    # in stated order (and, when a fact splits, what its statements said).
+    claims: dict[str, tuple[list[ProvenanceRow], list[ProvenanceRow]]] = {}
+    fact_ids = [f.id for timeline in timelines.values() for f in timeline.facts]
+    if fact_ids:
+        provenance, endings = reader.fact_claims(fact_ids)
+        for rows, index in ((provenance, 0), (endings, 1)):
+            for row in rows:
+                claims.setdefault(row.fact_id, ([], []))[index].append(row)
     for key, cands in candidates.items():
         timeline = timelines[key]
         stored: tuple[list[ProvenanceRow], list[ProvenanceRow]] = ([], [])
-        if timeline.facts:
-            stored = reader.fact_claims([f.id for f in timeline.facts])
+        for fact in timeline.facts:
+            rows_of = claims.get(fact.id)
+            if rows_of is not None:
+                stored[0].extend(rows_of[0])
+                stored[1].extend(rows_of[1])
         last = max_stated_key(timeline.facts, *stored)
         if last is not None and min(stated_key(c, episode_id) for c in cands) < last:
             # Stated before something memory already holds: the timeline is replayed in
@@ -236,7 +248,7 @@ def build_plan(
             now=now,
             episode_id=episode_id,
             order=order,
-            claims_loader=_loader(*stored),
+            claims_loader=_loader(claims),
             seq=seq,
             family=families.get(key),
         )
@@ -264,16 +276,12 @@ def _count(result: IngestResult, outcome: Outcome) -> None:
 
 
 def _loader(
-    provenance: list[ProvenanceRow], endings: list[ProvenanceRow]
+    claims: dict[str, tuple[list[ProvenanceRow], list[ProvenanceRow]]],
 ) -> Callable[[str], tuple[list[ProvenanceRow], list[ProvenanceRow]]]:
-    """The stored claims of a fact, from the rows already read for the timeline."""
-    by_fact: dict[str, tuple[list[ProvenanceRow], list[ProvenanceRow]]] = {}
-    for rows, index in ((provenance, 0), (endings, 1)):
-        for row in rows:
-            by_fact.setdefault(row.fact_id, ([], []))[index].append(row)
+    """The stored claims of a fact, from the rows already read for the timelines."""
 
     def load(fact_id: str) -> tuple[list[ProvenanceRow], list[ProvenanceRow]]:
-        found = by_fact.get(fact_id, ([], []))
+        found = claims.get(fact_id, ([], []))
         return list(found[0]), list(found[1])
 
     return load

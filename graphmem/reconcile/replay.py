@@ -333,6 +333,8 @@ def rebuild_timeline(
     wanted: dict[tuple[str, str, str], LinkRow] = {}
     for link in links:
         moved = replace(link, src=new_id(link.src), dst=new_id(link.dst))
+        if moved.kind == "CONTRADICTS" and _flip(moved, stored_links, final, old):
+            moved = replace(moved, src=moved.dst, dst=moved.src)
         wanted[(moved.kind, moved.src, moved.dst)] = moved
     # A link that stays keeps an extractor's stated reason; the rules' links are the replay's.
     for key, link in wanted.items():
@@ -347,6 +349,22 @@ def rebuild_timeline(
             out.links_add.append(link)
     out.links_remove.extend(key for key in stored_links if key not in wanted)
     return out
+
+
+def _flip(
+    link: LinkRow,
+    stored: dict[tuple[str, str, str], LinkRow],
+    final: dict[str, FactRow],
+    old: dict[str, FactRow],
+) -> bool:
+    """A conflict has no order in what is believed; its link points from the side memory
+    learned last to the other (as an in-order ingest writes it): a stored link keeps its
+    direction, and a new fact in conflict with a stored one points at it."""
+    if ("CONTRADICTS", link.dst, link.src) in stored:
+        return True
+    if ("CONTRADICTS", link.src, link.dst) in stored:
+        return False
+    return link.src in old and link.dst in final and link.dst not in old
 
 
 _NO_FACT = FactRow("", "", "", "", None, None, "", 0, None, 0)
