@@ -21,9 +21,9 @@ from ..reconcile.reconciler import Candidate, Claim, Outcome, TimelineState
 from ..reconcile.replay import (
     NewStatements,
     apply_in_order,
-    max_stated_key,
+    needs_rebuild,
     rebuild_timeline,
-    stated_key,
+    stored_keys,
 )
 from ..reconcile.timelines import family_key, merge_timelines
 from ..store._base import ProvenanceRow, StoreReader, Timeline, WritePlan
@@ -223,8 +223,7 @@ def build_plan(
             if rows_of is not None:
                 stored[0].extend(rows_of[0])
                 stored[1].extend(rows_of[1])
-        last = max_stated_key(timeline.facts, *stored)
-        if last is not None and min(stated_key(c, episode_id) for c in cands) < last:
+        if needs_rebuild(stored_keys(timeline.facts, *stored), cands, episode_id):
             # Stated before something memory already holds: the timeline is replayed in
             # stated order with these candidates in their place.
             _rebuild(

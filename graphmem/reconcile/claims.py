@@ -85,7 +85,12 @@ class StatedClaim:
         """The stored claim, or for a row written without one, a claim derived from the fact."""
         if raw is None:
             return cls.derived(fact)
-        return cls.from_dict(json.loads(raw))
+        data = json.loads(raw)
+        if isinstance(data, dict) and data.keys() <= _NAMES and "valid_from" in data:
+            # Written by ``to_json`` (or checked on import): no need to check every field
+            # again; ingest reads every claim of the timelines it touches.
+            return cls(**data)
+        return cls.from_dict(data)
 
     @classmethod
     def from_dict(cls, data: Any) -> StatedClaim:
@@ -143,6 +148,7 @@ class StatedClaim:
         )
 
 
+_NAMES = frozenset(f.name for f in fields(StatedClaim))
 # (name, default) of every claim field; required fields have no default and are always kept.
 _DEFAULTS: tuple[tuple[str, object], ...] = tuple(
     (f.name, None if f.default is MISSING else f.default) for f in fields(StatedClaim)

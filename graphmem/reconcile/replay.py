@@ -40,9 +40,10 @@ __all__ = [
     "TimelineRebuild",
     "apply_in_order",
     "load_timelines",
-    "max_stated_key",
+    "needs_rebuild",
     "rebuild_timeline",
     "stated_key",
+    "stored_keys",
 ]
 
 
@@ -159,20 +160,30 @@ def stated_key(cand: Candidate, episode_id: str) -> StatedKey:
     return claim_key(said, kind, cand.episode_hash, episode_id, cand.index)
 
 
-def max_stated_key(
+def stored_keys(
     facts: Sequence[FactRow], provenance: Sequence[ProvenanceRow], endings: Sequence[ProvenanceRow]
-) -> StatedKey | None:
-    """The last stored claim in stated order (``None``: none stored)."""
+) -> list[tuple[StatedKey, str]]:
+    """The stated order key and kind of every stored claim of these facts."""
     by_id = {f.id: f for f in facts}
-    best: StatedKey | None = None
+    out: list[tuple[StatedKey, str]] = []
     for row in (*provenance, *endings):
         fact = by_id.get(row.fact_id)
-        if fact is None:
-            continue
-        key = StatedClaim.from_json(row.claim, fact).stated_key(row.episode_id)
-        if best is None or key > best:
-            best = key
-    return best
+        if fact is not None:
+            claim = StatedClaim.from_json(row.claim, fact)
+            out.append((claim.stated_key(row.episode_id), claim.kind))
+    return out
+
+
+def needs_rebuild(
+    stored: Sequence[tuple[StatedKey, str]], cands: Sequence[Candidate], episode_id: str
+) -> bool:
+    """Whether something stored is stated after the episode: applying it incrementally could
+    then differ from the replay in stated order. (Even plain statements do not always commute
+    in the incremental rules: a value at the same time as another, a value that returns.)"""
+    if not stored or not cands:
+        return False
+    first = min(stated_key(c, episode_id) for c in cands)
+    return any(key > first for key, _ in stored)
 
 
 def apply_in_order(
