@@ -37,6 +37,7 @@ from .retrieve.retriever import RetrievalConfig, Retriever
 from .store import GraphStore, TimeView, open_store
 from .store._base import EpisodeRow
 from .usage.calls import UsageCalls
+from .usage.memory import apply_usage
 
 if TYPE_CHECKING:
     import networkx as nx  # only GraphMemory.to_networkx's return type
@@ -148,7 +149,9 @@ class GraphMemory(ExperienceCalls, UsageCalls):
     @property
     def retriever(self) -> Retriever:
         if self._retriever is None:
-            self._retriever = Retriever(self._ready(), self.embedder, self._retrieval)
+            self._retriever = Retriever(
+                self._ready(), self.embedder, self._retrieval, rescore=apply_usage
+            )
         return self._retriever
 
     # ------------------------------------------------------------------ ingest
@@ -237,9 +240,7 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         )
         result = self._ingest(row, FixedExtraction(extraction))
         if pinned:  # pin the fact this episode states
-            from .usage.memory import pin_stated
-
-            pin_stated(self, result, group_id, extraction.facts[0], source)
+            self._pin_stated(result, group_id, extraction.facts[0], source)
         return result
 
     def reprocess(

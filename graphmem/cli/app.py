@@ -22,7 +22,7 @@ from typing import NoReturn
 
 import click
 
-from . import ingest_cmd, shared
+from . import ingest_cmd
 from .admin_cmd import db, init
 from .export_cmd import export, import_
 from .facts_cmd import facts, history, recall, stats
@@ -58,22 +58,8 @@ __all__ = [
     "pass_state",
 ]
 
-# Names other modules import from here under the names they had when every command lived in
-# this module: experience.py's output helpers, and the batch rule the tests check.
-_echo = shared.echo
-_echo_json = shared.echo_json
-_echo_lines = shared.echo_lines
+# The batch rule the tests check, under the name it had when every command lived here.
 _next_batch = ingest_cmd._next_batch
-
-
-# The terminal probes: the commands look them up here when they run, so that a test can stand in
-# for a terminal by replacing them on this module.
-def _stdin_is_tty() -> bool:
-    return sys.stdin.isatty()
-
-
-def _stderr_is_tty() -> bool:
-    return sys.stderr.isatty()
 
 
 @click.group(

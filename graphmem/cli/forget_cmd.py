@@ -58,9 +58,9 @@ def forget(state: State, episode_id: str | None, entity: str | None, with_episod
     else:
         what = f"EVERYTHING in group {group!r}"
     if not yes:
-        from . import app  # the terminal probes live there (tests stand in for a terminal)
+        from . import shared  # the terminal probes live there (tests stand in for a terminal)
 
-        if not app._stdin_is_tty():
+        if not shared.stdin_is_tty():
             raise click.ClickException(
                 f"refusing to forget {what} without confirmation: pass --yes"
             )

@@ -125,9 +125,9 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
     summary = _Summary(files=len(parsed.files), invalid=len(parsed.problems),
                        total=len(parsed.records))
     groups: dict[str, int] = {}
-    from . import app  # the terminal probes live there (tests stand in for a terminal)
+    from . import shared  # the terminal probes live there (tests stand in for a terminal)
 
-    show_bar = not state.quiet and not as_json and app._stderr_is_tty() and summary.total > 0
+    show_bar = not state.quiet and not as_json and shared.stderr_is_tty() and summary.total > 0
     started = time.perf_counter()
     interrupted = False
     try:

@@ -191,3 +191,12 @@ def apply_llm_options(state: State, max_calls: int | None, max_tokens: int | Non
                            ("llm_concurrency", concurrency)) if v is not None}
     )
 
+
+# The terminal probes: the commands look them up on this module when they run, so that a test
+# can stand in for a terminal by replacing them here.
+def stdin_is_tty() -> bool:
+    return sys.stdin.isatty()
+
+
+def stderr_is_tty() -> bool:
+    return sys.stderr.isatty()

@@ -27,6 +27,7 @@ from ..retrieve.reads import time_view
 from ..retrieve.retriever import RetrievalConfig, Retriever
 from ..store import GraphStore
 from ..store._base import EpisodeRow, StoreReader, Vector, WritePlan, episode_record
+from ..usage.memory import apply_usage
 from .plan import PreparedFact, build_plan, prepare_facts
 from .resolve import EntityRequest
 
@@ -287,6 +288,7 @@ class Ingestor:
             store,
             self.embedder,
             dataclasses.replace(self.context_config(), named_fact_limit=None),
+            rescore=apply_usage,
         )
         found = context_retriever.search(
             episode.content[:2000],

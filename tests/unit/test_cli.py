@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphmem import ExtractionError, __version__
-from graphmem.cli import app, cli, main
+from graphmem.cli import cli, main, shared
 from graphmem.extract.structured import StructuredExtractor
 
 ENV_VARS = ("GRAPHMEM_STORE", "GRAPHMEM_GROUP", "GRAPHMEM_EMBEDDER", "GRAPHMEM_LLM_MODEL",
@@ -283,7 +283,7 @@ def test_forget_entity_with_yes(loaded: Cli) -> None:
 
 
 def test_forget_asks_on_a_terminal(loaded: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app, "_stdin_is_tty", lambda: True)
+    monkeypatch.setattr(shared, "stdin_is_tty", lambda: True)
     declined = loaded("forget", "--entity", "gripper-7", input="n\n")
     assert declined.exit_code == 1 and "Aborted" in declined.stderr
     assert loaded.json("facts", "--entity", "gripper-7")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import SchemaError, StoreError
-from .schema import create_vocab_tables
+from .fts_vocab import create_vocab_tables
 
 __all__ = ["SQLiteDB"]
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..._errors import StoreError
+from ..._filters import Condition
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
-from ...retrieve.filters import Condition
 from .._base import EpisodeRow, LinkRow, MigrationInfo, StoreReader, TimeView, Vector, WritePlan
 from .._vectors import VectorMatrix
 from .db import SQLiteDB
