@@ -11,7 +11,10 @@ Two workloads, each ingested into a fresh SQLite file by a child process that im
   sessions round-robin, ``add_episodes`` in batches of 1,000, the ``rules`` extractor and the
   default hash embedder; about 5 facts per 100 turns);
 - ``structured``: the 100k-fact structured bench of ``scale.py`` (10,000 robot episodes of 10
-  facts, ``add_episodes`` in batches of 2,000, precomputed vectors).
+  facts, ``add_episodes`` in batches of 2,000, precomputed vectors);
+- ``timeline`` (not in the default set): one subject's ``lives_in`` timeline of ``--timeline``
+  statements through ``add_fact``, in stated order and then reversed (the case that replays:
+  every statement is stated before everything already stored).
 
 The runs alternate baseline and new (the first of each round alternates too) for ``--rounds``
 rounds; reported: each run's wall and CPU seconds, the medians per tree and the new/baseline
@@ -85,12 +88,41 @@ def _structured(workdir: Path, facts_wanted: int) -> dict[str, Any]:
             "load": f"{load} -> {_load()}"}
 
 
+def _timeline(workdir: Path, n: int) -> dict[str, Any]:
+    """One long timeline (``lives_in`` of one subject, ``n`` statements a day apart, four
+    places in turn) through ``add_fact``: in order, then reversed in a second group."""
+    from datetime import UTC, datetime, timedelta
+
+    import graphmem
+    from graphmem import GraphMemory, HashEmbedder
+
+    mem = GraphMemory(workdir / "timeline.db", embedder=HashEmbedder(64))
+    mem.connect()
+    base = datetime(2020, 1, 1, tzinfo=UTC)
+    places = ["Lisbon", "Porto", "Braga", "Ghent"]
+    steps = [(places[i % 4], base + timedelta(days=i)) for i in range(n)]
+    out: dict[str, Any] = {"graphmem": graphmem.__file__, "statements": n}
+    load = _load()
+    for label, order in (("in_order", steps), ("reversed", steps[::-1])):
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        for place, when in order:
+            mem.add_fact("Ana", "lives_in", place, valid_from=when, group_id=label)
+        out[f"{label}_seconds"] = round(time.perf_counter() - t0, 2)
+        out[f"{label}_cpu_seconds"] = round(time.process_time() - c0, 2)
+    mem.close()
+    out["seconds"] = out["in_order_seconds"]
+    out["cpu_seconds"] = out["in_order_cpu_seconds"]
+    out["load"] = f"{load} -> {_load()}"
+    return out
+
+
 def _child(tree: Path, phase: str, args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="gm-ordercost-") as workdir:
         argv = [sys.executable, str(Path(__file__).resolve()), "--phase", phase,
                 "--tree", str(tree), "--workdir", workdir,
                 "--chat-groups", str(args.chat_groups), "--chat-turns", str(args.chat_turns),
-                "--facts", str(args.facts)]
+                "--facts", str(args.facts), "--timeline", str(args.timeline)]
         env = dict(os.environ, PYTHONPATH=str(tree))
         out = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
         if out.returncode != 0:
@@ -108,9 +140,13 @@ def main() -> None:
     parser.add_argument("--chat-groups", type=int, default=40)
     parser.add_argument("--chat-turns", type=int, default=500)
     parser.add_argument("--facts", type=int, default=100_000)
-    parser.add_argument("--workloads", nargs="+", default=["chat", "structured"])
+    parser.add_argument("--timeline", type=int, default=200,
+                        help="statements in the timeline workload")
+    parser.add_argument("--workloads", nargs="+", default=["chat", "structured"],
+                        choices=["chat", "structured", "timeline"])
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--phase", choices=["chat", "structured"], help=argparse.SUPPRESS)
+    parser.add_argument("--phase", choices=["chat", "structured", "timeline"],
+                        help=argparse.SUPPRESS)
     parser.add_argument("--tree", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -120,6 +156,8 @@ def main() -> None:
         sys.path[:0] = [str(args.tree), str(ROOT)]
         if args.phase == "chat":
             result = _chat(args.workdir, args.chat_groups, args.chat_turns)
+        elif args.phase == "timeline":
+            result = _timeline(args.workdir, args.timeline)
         else:
             result = _structured(args.workdir, args.facts)
         print(json.dumps(result))
@@ -152,13 +190,21 @@ def main() -> None:
             "ratio_wall": round(med["new"]["seconds"] / med["baseline"]["seconds"], 3),
             "ratio_cpu": round(med["new"]["cpu_seconds"] / med["baseline"]["cpu_seconds"], 3),
         }
+        if workload == "timeline":
+            rev = {
+                name: statistics.median(r["reversed_cpu_seconds"] for r in rows)
+                for name, rows in by_tree.items()
+            }
+            summary[workload]["reversed_median_cpu_seconds"] = rev
+            summary[workload]["ratio_cpu_reversed"] = round(rev["new"] / rev["baseline"], 3)
     report = {
         "command": "python " + " ".join([os.path.relpath(__file__, ROOT), *sys.argv[1:]]),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}",
         "baseline": str(trees["baseline"]),
         "workload": {"chat_groups": args.chat_groups, "chat_turns_per_group": args.chat_turns,
-                     "structured_facts": args.facts, "rounds": args.rounds},
+                     "structured_facts": args.facts, "timeline_statements": args.timeline,
+                "rounds": args.rounds},
         "summary": summary,
         "runs": runs,
     }
