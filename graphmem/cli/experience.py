@@ -88,7 +88,7 @@ def experience_add(state: State, task: str, state_json: dict[str, Any] | None,
     result_of = dict(outcome or {})
     if success is not None:
         result_of["success"] = success
-    result = state.memory().add_experience(
+    result = state.memory(create=True).add_experience(
         task, state=state_json, params=params, outcome=result_of or None, payload=payload,
         meta=meta, run_id=run_id, episode=episode, group_id=state.group_id,
         occurred_at=occurred_at, source="cli",

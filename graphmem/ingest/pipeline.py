@@ -19,7 +19,7 @@ from .._errors import GraphMemError, InputError, StoreError
 from .._ids import entity_key
 from .._models import USAGE_FIELDS, EpisodeRecord, Extraction, FactRecord, IngestResult
 from .._predicates import PredicateRegistry
-from .._time import to_ms
+from .._time import implausible_time, to_ms
 from ..embeddings.factory import Embedder
 from ..experience.index import parse_experience, text_view
 from ..extract import ExtractionContext, Extractor
@@ -250,6 +250,9 @@ class Ingestor:
         for reason in skipped:
             log.info("graphmem: skipped a fact of %s: %s", item.row.id, reason)
         item.warnings = [*item.extraction.warnings, *(f"fact left out: {r}" for r in skipped)]
+        odd_time = implausible_time(item.row.reference_time)
+        if odd_time is not None:
+            item.warnings.append(odd_time)
         item.entities = [
             EntityRequest(e.name, e.type, list(e.aliases)) for e in item.extraction.entities
         ]

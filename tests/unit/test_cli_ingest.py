@@ -56,6 +56,9 @@ def robot_log(path: Path, n: int = 12) -> Path:
 
 
 def count_episodes(run: Cli) -> int:
+    """Episodes in the store; 0 when a rejected ingest left no store at all."""
+    if not Path(run.store.removeprefix("sqlite:///")).exists():
+        return 0
     return int(run.json("stats")["episodes"])
 
 

@@ -338,6 +338,14 @@ def migration_status(db: SQLiteDB) -> list[MigrationInfo]:
             )
         except sqlite3.OperationalError:
             rows = {}
+    newest = max(version for version, _, _ in MIGRATIONS)
+    if rows and max(rows) > newest:
+        # Listing the migrations this graphmem knows would say "up to date" of a store it
+        # cannot read.
+        raise SchemaError(
+            f"{db.path} was written by a newer graphmem (schema v{max(rows)}, this one knows "
+            f"v{newest}); upgrade graphmem"
+        )
     return [MigrationInfo(v, name, rows.get(v)) for v, name, _ in MIGRATIONS]
 
 
