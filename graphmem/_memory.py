@@ -344,10 +344,19 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         group_id: str = "default",
         entity: str | None = None,
         include_history: bool = False,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
     ) -> list[FactRecord]:
-        """Current facts of a group (or about one entity); with history, every fact."""
+        """Facts of a group (or about one entity) valid at ``as_of`` as memory believed them at
+        ``known_at`` (both default to now: the current facts, as ``recall``); with
+        ``include_history``, every fact, corrected ones included."""
         return _reads.facts(
-            self._ready, group_id=group_id, entity=entity, include_history=include_history
+            self._ready,
+            group_id=group_id,
+            entity=entity,
+            include_history=include_history,
+            as_of=as_of,
+            known_at=known_at,
         )
 
     def get_facts(self, fact_ids: Sequence[str]) -> list[FactRecord]:

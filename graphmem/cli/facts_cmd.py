@@ -76,12 +76,19 @@ def history(state: State, entity: str, predicate: str | None, as_json: bool) -> 
 @click.option("--entity", metavar="NAME", help="Only facts about this entity.")
 @click.option("--history", "include_history", is_flag=True,
               help="Include facts that ended, were superseded or corrected.")
+@click.option("--as-of", type=DATETIME, help="World time: the facts true at T.")
+@click.option("--known-at", type=DATETIME, help="Record time: as memory believed them at T.")
 @json_option
 @pass_state
-def facts(state: State, entity: str | None, include_history: bool, as_json: bool) -> None:
-    """Current facts of the group (or about one entity); --history lists every fact."""
+def facts(state: State, entity: str | None, include_history: bool, as_of: Any, known_at: Any,
+          as_json: bool) -> None:
+    """Current facts of the group (or about one entity); --as-of/--known-at the facts at
+    another time, as recall takes them; --history lists every fact."""
+    if include_history and (as_of is not None or known_at is not None):
+        raise click.UsageError("--history lists every fact: give it or --as-of/--known-at")
     found = state.memory().facts(group_id=state.group_id, entity=entity,
-                                 include_history=include_history)
+                                 include_history=include_history, as_of=as_of,
+                                 known_at=known_at)
     if as_json:
         echo_json([f.model_dump(mode="json") for f in found])
         return

@@ -198,6 +198,8 @@ class Ingestor:
                 entities=item.entities,
                 now=now,
                 order=item.index,
+                said=item.row.reference_time,
+                episode_hash=item.row.content_hash,
             )
             plan.episode_embedding = item.embedding
             if item.warnings and plan.episode_status is not None:

@@ -6,7 +6,7 @@ so a retried transaction recomputes the plan from what the store holds at that m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +17,15 @@ from .._ids import entity_key, value_json, value_key
 from .._models import ExtractedFact, IngestResult
 from .._predicates import Family, PredicateRegistry, normalize_predicate
 from .._time import to_ms
-from ..reconcile.reconciler import Candidate, Claim, TimelineState
+from ..reconcile.reconciler import Candidate, Claim, Outcome, TimelineState
+from ..reconcile.replay import (
+    NewStatements,
+    apply_in_order,
+    needs_rebuild,
+    rebuild_timeline,
+    stored_keys,
+)
+from ..reconcile.timelines import family_key, merge_timelines
 from ..store._base import ProvenanceRow, StoreReader, Timeline, WritePlan
 from .resolve import EntityRequest, resolve_entities
 
@@ -46,30 +54,6 @@ class PreparedFact:
     statement: str
     embedding: Vector | None = None
     family: Family | None = None  # the predicate's family: reconciled with its other members
-
-
-def family_key(family: Family) -> str:
-    """The timeline key of a family's state (never a predicate: predicates have no ``@``)."""
-    return "@" + family.name
-
-
-def merge_timelines(parts: Sequence[Timeline]) -> Timeline:
-    """One timeline of several predicates' timelines (a family), each link once."""
-    merged = Timeline()
-    seen: set[tuple[str, str, str]] = set()
-    ids: set[str] = set()
-    for part in parts:
-        for fact in part.facts:
-            if fact.id not in ids:
-                ids.add(fact.id)
-                merged.facts.append(fact)
-        for link in part.links:
-            key = (link.kind, link.src, link.dst)
-            if key not in seen:
-                seen.add(key)
-                merged.links.append(link)
-    merged.facts.sort(key=lambda f: (f.valid_from, f.recorded_at, f.id))
-    return merged
 
 
 def default_statement(subject: str, predicate: str, target: str) -> str:
@@ -139,8 +123,12 @@ def build_plan(
     entities: Sequence[EntityRequest],
     now: int,
     order: int = 0,
+    said: int | None = None,
+    episode_hash: str | None = None,
 ) -> tuple[WritePlan, IngestResult]:
-    """``order``: the episode's position in its write batch (the batch shares ``now``)."""
+    """``order``: the episode's position in its write batch (the batch shares ``now``);
+    ``said``: the episode's reference time (when it said what it says); ``episode_hash``: its
+    content hash (what breaks ties of ``said``)."""
     requests: dict[str, EntityRequest] = {}
     for req in entities:
         requests.setdefault(req.name, req)
@@ -194,6 +182,8 @@ def build_plan(
                 embedding=pf.embedding,
                 claim=claim,
                 index=index,
+                said=said,
+                episode_hash=None if episode_hash is None else episode_hash[:16],
             )
         )
         functional[key] = functional.get(key, False) or pf.functional
@@ -215,29 +205,54 @@ def build_plan(
     plan.entity_aliases = resolution.aliases
     result = IngestResult(episode_id=episode_id, status="extracted")
 
-    def load_claims(fact_id: str) -> tuple[list[ProvenanceRow], list[ProvenanceRow]]:
-        return reader.fact_claims([fact_id])
-
+    seq = reader.write_seq
+    # The stored claims of every touched timeline, in one read: whether the episode comes last
+    # in stated order (and, when a fact splits, what its statements said).
+    claims: dict[str, tuple[list[ProvenanceRow], list[ProvenanceRow]]] = {}
+    fact_ids = [f.id for timeline in timelines.values() for f in timeline.facts]
+    if fact_ids:
+        provenance, endings = reader.fact_claims(fact_ids)
+        for rows, index in ((provenance, 0), (endings, 1)):
+            for row in rows:
+                claims.setdefault(row.fact_id, ([], []))[index].append(row)
     for key, cands in candidates.items():
+        timeline = timelines[key]
+        stored: tuple[list[ProvenanceRow], list[ProvenanceRow]] = ([], [])
+        for fact in timeline.facts:
+            rows_of = claims.get(fact.id)
+            if rows_of is not None:
+                stored[0].extend(rows_of[0])
+                stored[1].extend(rows_of[1])
+        if needs_rebuild(stored_keys(timeline.facts, *stored), cands, episode_id):
+            # Stated before something memory already holds: the timeline is replayed in
+            # stated order with these candidates in their place.
+            _rebuild(
+                reader,
+                plan,
+                result,
+                group_id,
+                key,
+                cands,
+                functional[key],
+                families.get(key),
+                NewStatements(episode_id, cands, now, order, seq),
+            )
+            continue
         state = TimelineState(
             group_id,
             key[0],
             key[1],
-            timelines[key],
+            timeline,
             functional=functional[key],
             now=now,
             episode_id=episode_id,
             order=order,
-            claims_loader=load_claims,
-            seq=reader.write_seq,
+            claims_loader=_loader(claims),
+            seq=seq,
             family=families.get(key),
         )
-        for cand in cands:
-            outcome = state.apply(cand)
-            if outcome.status == "added" or outcome.status == "corrected":
-                result.facts_added += 1
-            elif outcome.status == "duplicate":
-                result.facts_duplicate += 1
+        for outcome in apply_in_order(state, cands, episode_id):
+            _count(result, outcome)
         new_facts, updates, links_add, links_remove = state.finish()
         plan.facts_new.extend(new_facts)
         plan.facts_update.extend(updates)
@@ -250,3 +265,68 @@ def build_plan(
         result.contradictions.extend(state.contradiction_pairs)
     plan.mentions = [(episode_id, eid) for eid in dict.fromkeys(resolution.by_name.values())]
     return plan, result
+
+
+def _count(result: IngestResult, outcome: Outcome) -> None:
+    if outcome.status == "added" or outcome.status == "corrected":
+        result.facts_added += 1
+    elif outcome.status == "duplicate":
+        result.facts_duplicate += 1
+
+
+def _loader(
+    claims: dict[str, tuple[list[ProvenanceRow], list[ProvenanceRow]]],
+) -> Callable[[str], tuple[list[ProvenanceRow], list[ProvenanceRow]]]:
+    """The stored claims of a fact, from the rows already read for the timelines."""
+
+    def load(fact_id: str) -> tuple[list[ProvenanceRow], list[ProvenanceRow]]:
+        found = claims.get(fact_id, ([], []))
+        return list(found[0]), list(found[1])
+
+    return load
+
+
+def _rebuild(
+    reader: StoreReader,
+    plan: WritePlan,
+    result: IngestResult,
+    group_id: str,
+    key: tuple[str, str],
+    cands: Sequence[Candidate],
+    functional: bool,
+    family: Family | None,
+    new: NewStatements,
+) -> None:
+    """Replay the whole timeline (expired facts included: a correction stated later may
+    expire differently) with the episode's candidates in their stated place."""
+    pairs = [(key[0], m) for m in family.members] if family is not None else [key]
+    loaded = reader.timelines(group_id, pairs, include_expired=True)
+    timeline = merge_timelines([loaded[p] for p in pairs]) if family else loaded[key]
+    provenance, endings = reader.fact_claims([f.id for f in timeline.facts])
+    rebuilt = rebuild_timeline(
+        group_id,
+        key,
+        timeline,
+        provenance,
+        endings,
+        functional=functional,
+        keep=lambda row: True,
+        now=new.now,
+        family=family,
+        new=new,
+    )
+    for outcome in rebuilt.outcomes:
+        _count(result, outcome)
+    plan.delete_fact_ids.extend(rebuilt.delete_fact_ids)
+    plan.facts_new.extend(rebuilt.facts_new)
+    plan.facts_update.extend(rebuilt.facts_update)
+    plan.claims_reset.extend(rebuilt.claims_reset)
+    plan.provenance.extend(rebuilt.provenance)
+    plan.endings.extend(rebuilt.endings)
+    plan.links_add.extend(rebuilt.links_add)
+    plan.links_remove.extend(rebuilt.links_remove)
+    for link in rebuilt.links_add:
+        if link.kind == "SUPERSEDES":
+            result.superseded.append((link.dst, link.src))
+        else:
+            result.contradictions.append((link.src, link.dst))

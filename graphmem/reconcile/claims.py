@@ -18,9 +18,21 @@ from typing import Any
 from .._errors import InputError
 from ..store._base import FactRow
 
-__all__ = ["StatedClaim"]
+__all__ = ["StatedClaim", "StatedKey", "stated_key"]
 
 _KINDS = ("assert", "negate", "correct")
+
+StatedKey = tuple[int, int, str, str, int]
+
+
+def stated_key(
+    said: int, kind: str, episode_hash: str | None, episode_id: str, index: int
+) -> StatedKey:
+    """The order that decides what is believed: when the episode said it; at the same time,
+    statements before the negations and corrections that refer to them; then the episode's
+    content hash (the same in every group and never dependent on arrival; its id for claims
+    written without one); then the statement's place in the episode."""
+    return (said, 0 if kind == "assert" else 1, episode_hash or episode_id, episode_id, index)
 
 
 @dataclass(frozen=True)
@@ -36,11 +48,26 @@ class StatedClaim:
     index: int = 0  # the statement's position among the episode's facts
     value_key: str | None = None  # a negation's value ("" = whatever value holds)
     replaces_key: str | None = None  # a correction's replaced value, when it named one
+    # When the episode said it (its reference time), where that differs from ``valid_from``
+    # ("I have lived in Lisbon since 2020", said in 2024): what the stated order sorts by.
+    said: int | None = None
+    # The start of the episode's content hash: breaks ties of ``said`` the same way in every
+    # group and whatever the arrival order.
+    episode_hash: str | None = None
+
+    @property
+    def said_at(self) -> int:
+        return self.valid_from if self.said is None else self.said
+
+    def stated_key(self, episode_id: str) -> StatedKey:
+        """The order that decides what is believed (``stated_key``)."""
+        return stated_key(self.said_at, self.kind, self.episode_hash, episode_id, self.index)
 
     def sort_key(self, episode_id: str) -> tuple[int, int, int, str, int]:
-        """Replay order: the order the statements were first applied in. The store's commit
-        sequence comes first: it orders writes of different processes even when their clocks
-        disagree or tie."""
+        """Arrival order: the order the statements were first applied in (the store's commit
+        sequence first: it orders writes of different processes even when their clocks
+        disagree or tie). Only record-time choices use it (which part of a split fact keeps
+        the stored id); what is believed follows ``stated_key``."""
         return (self.seq, self.at, self.order, episode_id, self.index)
 
     def to_json(self) -> str:
@@ -58,7 +85,12 @@ class StatedClaim:
         """The stored claim, or for a row written without one, a claim derived from the fact."""
         if raw is None:
             return cls.derived(fact)
-        return cls.from_dict(json.loads(raw))
+        data = json.loads(raw)
+        if isinstance(data, dict) and data.keys() <= _NAMES and "valid_from" in data:
+            # Written by ``to_json`` (or checked on import): no need to check every field
+            # again; ingest reads every claim of the timelines it touches.
+            return cls(**data)
+        return cls.from_dict(data)
 
     @classmethod
     def from_dict(cls, data: Any) -> StatedClaim:
@@ -69,6 +101,9 @@ class StatedClaim:
         if kind not in _KINDS:
             raise InputError(f"claim.kind: expected one of {', '.join(_KINDS)}, got {kind!r}")
         ints = ("valid_from", "at", "order", "seq", "index")
+        said = data.get("said")
+        if said is not None and (not isinstance(said, int) or isinstance(said, bool)):
+            raise InputError("claim.said: expected an integer or null")
         for name in ints:
             if not isinstance(data.get(name, 0), int) or isinstance(data.get(name), bool):
                 raise InputError(f"claim.{name}: expected an integer")
@@ -80,7 +115,7 @@ class StatedClaim:
         confidence = data.get("confidence", 1.0)
         if not isinstance(confidence, (int, float)) or isinstance(confidence, bool):
             raise InputError("claim.confidence: expected a number")
-        for name in ("value_key", "replaces_key"):
+        for name in ("value_key", "replaces_key", "episode_hash"):
             if data.get(name) is not None and not isinstance(data[name], str):
                 raise InputError(f"claim.{name}: expected a string or null")
         unknown = set(data) - {f.name for f in fields(cls)}
@@ -98,6 +133,8 @@ class StatedClaim:
             index=data.get("index", 0),
             value_key=data.get("value_key"),
             replaces_key=data.get("replaces_key"),
+            said=said,
+            episode_hash=data.get("episode_hash"),
         )
 
     @classmethod
@@ -111,6 +148,7 @@ class StatedClaim:
         )
 
 
+_NAMES = frozenset(f.name for f in fields(StatedClaim))
 # (name, default) of every claim field; required fields have no default and are always kept.
 _DEFAULTS: tuple[tuple[str, object], ...] = tuple(
     (f.name, None if f.default is MISSING else f.default) for f in fields(StatedClaim)

@@ -34,7 +34,16 @@ from dataclasses import replace
 from .._ids import make_id
 from ..store._base import FactRow, LinkRow, ProvenanceRow
 from .split import SplittingTimeline
-from .types import Candidate, Claim, ClaimsLoader, Outcome, Vector, combine, stored_value_key
+from .types import (
+    PLACEHOLDER,
+    Candidate,
+    Claim,
+    ClaimsLoader,
+    Outcome,
+    Vector,
+    combine,
+    stored_value_key,
+)
 
 __all__ = [
     "Candidate",
@@ -82,7 +91,11 @@ class TimelineState(SplittingTimeline):
         if claim is None:
             return cand
         target = self.facts.get(claim.fact_id) if claim.fact_id is not None else None
-        keep = target is not None and target.id not in self.expired
+        keep = (
+            target is not None
+            and target.id not in self.expired
+            and target.id not in self.placeholders
+        )
         if target is not None and keep:
             shared = self._groups(target) & self._cand_groups(cand)
             if claim.relation == "supersedes" and not shared:
@@ -231,9 +244,11 @@ class TimelineState(SplittingTimeline):
                 and cand.value_key in ("", self.value_keys.get(fact.id))
             ]
         ended: list[str] = []
+        recorded = False
         for fact in targets:
-            if fact.id in self.expired or fact.valid_from >= at:
+            if fact.id in self.expired or fact.id in self.placeholders or fact.valid_from >= at:
                 continue
+            recorded = True
             # Also where a later value already ended the fact by then: the world still said
             # "not any more" at ``at``, which holds if that later value is corrected away or
             # forgotten (the rebuild replays this ending).
@@ -250,9 +265,55 @@ class TimelineState(SplittingTimeline):
             )
             if fact.valid_to is None or at < fact.valid_to:
                 ended.append(fact.id)
+        if not recorded:
+            self._placeholder(cand)
         if not ended:
             return Outcome("ignored", None, note="negation matched no current fact")
         return Outcome("negated", None, affected=ended)
+
+    def _placeholder(self, cand: Candidate) -> None:
+        """Keep a negation that found nothing to end: the statement it ends may be stated
+        earlier but arrive later, and a rebuild of the timeline then replays it."""
+        at = cand.valid_from
+        fact_id = make_id(
+            "fact",
+            self.group_id,
+            self.subject_id,
+            cand.predicate,
+            cand.value_key,
+            str(at),
+            self.episode_id,
+            "negation",
+        )
+        if fact_id in self.facts:
+            return
+        fact = FactRow(
+            id=fact_id,
+            group_id=self.group_id,
+            subject_id=self.subject_id,
+            predicate=cand.predicate,
+            object_id=cand.object_id,
+            value_json=cand.value_json,
+            # Not the negation's wording: a rebuild replays the negation from an ending row of
+            # another fact, whose statement is that fact's.
+            statement=PLACEHOLDER,
+            valid_from=at,
+            valid_to=at,
+            recorded_at=self.now,
+            ended_at=self.now,
+            end_reason=PLACEHOLDER,
+            confidence=cand.confidence,
+            decided_by="rule",
+        )
+        self.facts[fact_id] = fact
+        self.value_keys[fact_id] = cand.value_key
+        self.placeholders.add(fact_id)
+        self.explicit_end[fact_id] = at
+        self.end_reason[fact_id] = PLACEHOLDER
+        self.new_ids.append(fact_id)
+        self.endings.append(
+            ProvenanceRow(fact_id, self.episode_id, cand.span, self._stated(cand, cand.value_key))
+        )
 
     def _correct(self, cand: Candidate, claim: Claim | None) -> Outcome:
         """A correction expires what it replaces: the fact an extractor's claim names, else
@@ -264,11 +325,7 @@ class TimelineState(SplittingTimeline):
         if claim is not None and claim.fact_id is not None:
             targets = [self.facts[claim.fact_id]]
         elif cand.replaces_key is not None:
-            targets = [
-                f
-                for f in self._live()
-                if self._same(f, cand.predicate, cand.replaces_key)
-            ]
+            targets = [f for f in self._live() if self._same(f, cand.predicate, cand.replaces_key)]
         elif groups:
             targets = [f for f in self._live() if f.valid_to is None and self._groups(f) & groups]
         else:

@@ -54,7 +54,7 @@ class SplittingTimeline(TimelineBase):
         late_start = min(c.valid_from for _, c in late)
 
         def natural_id(start: int, part: list[tuple[ProvenanceRow, StatedClaim]]) -> str:
-            row, _ = min(part, key=lambda rc: rc[1].sort_key(rc[0].episode_id))
+            row, _ = min(part, key=lambda rc: rc[1].stated_key(rc[0].episode_id))
             parts = (self.group_id, self.subject_id, other.predicate, key, str(start))
             return make_id("fact", *parts, row.episode_id)
 

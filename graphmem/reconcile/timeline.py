@@ -12,7 +12,7 @@ from dataclasses import replace
 from .._predicates import Family
 from ..store._base import FactRow, FactUpdate, LinkRow, ProvenanceRow, Timeline
 from .claims import StatedClaim
-from .types import Candidate, ClaimsLoader, stored_value_key
+from .types import Candidate, ClaimsLoader, is_placeholder, stored_value_key
 
 __all__ = ["TimelineBase"]
 
@@ -67,6 +67,7 @@ class TimelineBase:
         for fact in timeline.facts:
             self.explicit_end[fact.id] = self._stored_explicit_end(fact)
             self.end_reason[fact.id] = fact.end_reason
+        self.placeholders: set[str] = {f.id for f in timeline.facts if is_placeholder(f)}
         self.new_ids: list[str] = []
         self.provenance: list[ProvenanceRow] = []
         self.endings: list[ProvenanceRow] = []
@@ -87,9 +88,15 @@ class TimelineBase:
         return fact.valid_to
 
     def _live(self) -> list[FactRow]:
+        """The believed facts by valid_from, then by value: never by record time, which
+        follows arrival (a negation's placeholders hold at no time and are left out)."""
         return sorted(
-            (f for f in self.facts.values() if f.id not in self.expired),
-            key=lambda f: (f.valid_from, f.recorded_at, f.id),
+            (
+                f
+                for f in self.facts.values()
+                if f.id not in self.expired and f.id not in self.placeholders
+            ),
+            key=lambda f: (f.valid_from, f.predicate, self.value_keys[f.id], f.id),
         )
 
     def _end(self, fact: FactRow) -> int:
@@ -135,6 +142,8 @@ class TimelineBase:
             index=cand.index,
             value_key=value_key,
             replaces_key=cand.replaces_key,
+            said=None if cand.said == cand.valid_from else cand.said,
+            episode_hash=cand.episode_hash,
         ).to_json()
 
     def _support(self, fact_id: str) -> tuple[list[ProvenanceRow], list[ProvenanceRow]]:

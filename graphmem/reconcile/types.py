@@ -11,9 +11,18 @@ import numpy as np
 import numpy.typing as npt
 
 from .._ids import value_key
-from ..store._base import FactRow, ProvenanceRow
+from ..store._base import PLACEHOLDER, FactRow, ProvenanceRow
 
-__all__ = ["Candidate", "Claim", "ClaimsLoader", "Outcome", "combine", "stored_value_key"]
+__all__ = [
+    "PLACEHOLDER",
+    "Candidate",
+    "Claim",
+    "ClaimsLoader",
+    "Outcome",
+    "combine",
+    "is_placeholder",
+    "stored_value_key",
+]
 
 Vector = npt.NDArray[np.float32]
 # Stored provenance and ending rows of a fact, read inside the write transaction when needed.
@@ -49,6 +58,8 @@ class Candidate:
     embedding: Vector | None = None
     claim: Claim | None = None
     index: int = 0  # position among the episode's facts (replay order)
+    said: int | None = None  # when the episode said it (its reference time); None: valid_from
+    episode_hash: str | None = None  # the start of the episode's content hash (ties of ``said``)
 
 
 @dataclass
@@ -57,6 +68,10 @@ class Outcome:
     fact_id: str | None
     affected: list[str] = field(default_factory=list)
     note: str | None = None
+
+
+def is_placeholder(fact: FactRow) -> bool:
+    return fact.end_reason == PLACEHOLDER and fact.valid_to == fact.valid_from
 
 
 def combine(old: float, new: float) -> float:

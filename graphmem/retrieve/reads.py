@@ -17,6 +17,7 @@ from .._models import FactRecord, RecallResult
 from .._predicates import normalize_predicate
 from .._time import now_ms, require_aware, to_ms
 from ..store import GraphStore, TimeView
+from ..store._base import PLACEHOLDER
 from .retriever import Retriever
 
 __all__ = ["entity_ids", "facts", "history", "recall", "time_view"]
@@ -86,14 +87,37 @@ def history(
     facts = ready().list_facts(
         group_id, entity_ids=ids, predicate=canon, view=None, subject_only=True
     )
-    return sorted(facts, key=lambda f: (f.valid_from, f.recorded_at))
+    return sorted(stated(facts), key=lambda f: (f.valid_from, f.recorded_at))
+
+
+def stated(facts: list[FactRecord]) -> list[FactRecord]:
+    """Without a negation's placeholders (``store._base.PLACEHOLDER``: facts that hold at no
+    time, kept only so that a negation can end a statement that arrives after it)."""
+    return [f for f in facts if not (f.reason == PLACEHOLDER and f.valid_to == f.valid_from)]
 
 
 def facts(
-    ready: Callable[[], GraphStore], *, group_id: str, entity: str | None, include_history: bool
+    ready: Callable[[], GraphStore],
+    *,
+    group_id: str,
+    entity: str | None,
+    include_history: bool,
+    as_of: datetime | None = None,
+    known_at: datetime | None = None,
 ) -> list[FactRecord]:
+    """The facts valid at ``as_of`` as believed at ``known_at`` (both default to now, as in
+    ``recall``); with ``include_history``, every fact (no time view)."""
     group_id = check_group(group_id)
+    if not isinstance(include_history, bool):
+        raise InputError(f"include_history must be True or False, got {include_history!r}")
+    view = time_view(as_of, known_at)  # checks both (aware datetimes) before any I/O
+    if include_history and (as_of is not None or known_at is not None):
+        raise InputError(
+            "give as_of/known_at (the facts valid at one time) or include_history=True "
+            "(every fact), not both"
+        )
     store = ready()
     ids = None if entity is None else entity_ids(ready, group_id, entity)
-    view = None if include_history else time_view(None, None)
-    return store.list_facts(group_id, entity_ids=ids, view=view)
+    return stated(
+        store.list_facts(group_id, entity_ids=ids, view=None if include_history else view)
+    )

@@ -19,6 +19,7 @@ from .._time import from_ms
 from ._experience import ExperienceCounts, ExperienceEntry
 
 __all__ = [
+    "PLACEHOLDER",
     "EntityRow",
     "EpisodeRow",
     "FactRow",
@@ -36,6 +37,10 @@ __all__ = [
 ]
 
 Vector = npt.NDArray[np.float32]
+# The end reason of a negation's placeholder: a negation that ended nothing when it was applied
+# is kept on a fact of its value that holds at no time (valid_from == valid_to), so that a
+# statement stated before it but arriving later is still ended by it. Reads never return one.
+PLACEHOLDER = "negation placeholder"
 LinkKind = str  # "SUPERSEDES" | "CONTRADICTS"
 T = TypeVar("T")
 

@@ -14,7 +14,15 @@ import numpy as np
 
 from .._errors import InputError
 from .._time import parse_datetime, to_ms
-from ._base import EntityRow, EpisodeRow, FactRow, GraphStore, LinkRow, ProvenanceRow
+from ._base import (
+    PLACEHOLDER,
+    EntityRow,
+    EpisodeRow,
+    FactRow,
+    GraphStore,
+    LinkRow,
+    ProvenanceRow,
+)
 from ._export_rows import (
     entity_export,
     episode_export,
@@ -194,11 +202,13 @@ def _check_fact(r: dict[str, Any], dim: int | None) -> None:
         raise _Bad("value", "is NaN")
     if isinstance(value, str):
         _text(r, "value", empty=True)
-    if (r.get("object_id") is None) == (value is None):
+    # A negation's placeholder (PLACEHOLDER) holds at no time and may name no value.
+    placeholder = r.get("end_reason") == PLACEHOLDER and r.get("valid_to") == r.get("valid_from")
+    if (r.get("object_id") is None) == (value is None) and not (placeholder and value is None):
         raise _Bad("object_id", "a fact has either an object_id (an entity) or a value")
     start = _time(r, "valid_from")
     end = _time(r, "valid_to", required=False)
-    if start is not None and end is not None and end <= start:
+    if start is not None and end is not None and end <= start and not placeholder:
         raise _Bad(f"valid_to {r['valid_to']} is {_order(end, start)} valid_from {r['valid_from']}")
     for name in ("recorded_at", "expired_at", "ended_at"):
         _time(r, name, required=name == "recorded_at")

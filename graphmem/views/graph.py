@@ -77,7 +77,19 @@ def to_networkx(
         )
     rows = list(memory.export(group_id=group_id))
     keep: Callable[[str], bool] | None = None
-    if not include_history:
+    if include_history:
+        from ..store._base import PLACEHOLDER
+
+        # A negation's placeholders hold at no time: no fact to show (docs/design.md).
+        hidden = {
+            row["id"]
+            for row in rows
+            if row.get("type") == "fact"
+            and row.get("end_reason") == PLACEHOLDER
+            and row.get("valid_to") == row.get("valid_from")
+        }
+        keep = None if not hidden else (lambda fact_id: fact_id not in hidden)
+    else:
         from ..store._base import TimeView
 
         known = now_ms()
