@@ -23,6 +23,10 @@ BROWSER_QUERIES: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "open_contradictions": ("Open contradictions", {"group_id": "'default'"}),
     "episode_provenance": ("Provenance of an episode", {"episode_id": "'ep_…'"}),
+    "entity_history": (
+        "An entity's history (facts, SUPERSEDES, episodes)",
+        {"group_id": "'default'", "name": "'Alice'"},
+    ),
 }
 
 
