@@ -76,7 +76,7 @@ DEFAULT_PASSWORD = "graphmem-test"  # loopback-only test server; Neo4j wants >= 
 DATABASE = "neo4j"
 USER = "neo4j"
 HOST = "127.0.0.1"
-READY_TIMEOUT_S = 240.0
+READY_TIMEOUT_S = 300.0
 STOP_TIMEOUT_S = 60.0
 _MAIN_CLASS = "GraphmemNeo4jServer"
 _READY = "NEO4J_READY"
@@ -481,8 +481,8 @@ def start_server(
                 f"{name} port {port} on {HOST} is already in use (try --{name}-port 0)"
             )
 
+    resolved = resolve_server(version, java=java)  # minutes the first time: not timed
     t0 = time.monotonic()
-    resolved = resolve_server(version, java=java)
     flags = [f"-Xms{heap}", f"-Xmx{heap}", *_JVM_FLAGS]
     if resolved["java_feature"] >= 25:
         # Lucene's vector code checks the Java version it was tested with
