@@ -29,7 +29,7 @@ pytestmark = [
     ),
 ]
 
-neo4j_store = pytest.importorskip("graphmem.store.neo4j")
+neo4j_store = pytest.importorskip("graphmem.store.neo4j.store")
 PROBE = "GraphmemTestProbe"
 
 
