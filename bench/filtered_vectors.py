@@ -9,7 +9,9 @@ group's facts; episodes and entities go through the same code) where the target 
 it exactly) and ``--others`` other groups hold ``--other-size`` each. Paths:
 
 - ``neo4j-2026``: Neo4j 2026.x (``--new-version``, on a JDK >= 21) ``SEARCH f IN (VECTOR INDEX
-  … WHERE f.group_id = $group_id LIMIT k)``: filtered inside the HNSW index (Cypher 25);
+  … WHERE f.group_id = $group_id LIMIT c)``: filtered inside the HNSW index (Cypher 25), asked
+  for c = max(4k, 64) candidates and cut to k (``search.filtered_candidates``); the same queries
+  with c = k are reported as ``target_candidates_k``;
 - ``neo4j-5.26``: Neo4j 5.26 LTS: ``db.index.vector.queryNodes`` over the whole-store index,
   asked for 4k, then 8x more candidates until k are in the group (``search/vector``);
 - ``sqlite``: the SQLite store's exact top-k over the group's decoded matrix.
@@ -195,6 +197,17 @@ def run_neo4j(
         reads = count_reads(store)
         result = measure(store, data, args, truth)
         dialect = store._bolt.dialect
+        if dialect.filtered_vectors:
+            # the same queries with the index asked for k alone (no oversampling)
+            from graphmem.store.neo4j import search as search_module
+
+            saved = search_module.FILTERED_FACTOR, search_module.FILTERED_MIN
+            search_module.FILTERED_FACTOR, search_module.FILTERED_MIN = 1, 0
+            try:
+                alone = measure(store, data, args, truth)
+            finally:
+                search_module.FILTERED_FACTOR, search_module.FILTERED_MIN = saved
+            result["target_candidates_k"] = alone[TARGET]
         store.close()
         return {
             "server": f"Neo4j {version}",
