@@ -6,6 +6,7 @@ manager) and take screenshots."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import shutil
 import subprocess
@@ -156,10 +157,8 @@ class Chromium:
 
     def close(self) -> None:
         if self._ws is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self._ws.close()
-            except OSError:
-                pass
             self._ws = None
         if self._process.poll() is None:
             self._process.terminate()
