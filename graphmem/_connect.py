@@ -7,12 +7,33 @@ asks for another one must fail before it writes vectors nobody can compare.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from ._errors import SchemaError
+from ._errors import SchemaError, StoreError
 from .embeddings.factory import Embedder, embedder_mismatch, resolve_embedder
 from .store import GraphStore
+from .store.sqlite.store import SQLiteStore
 
-__all__ = ["open_checked", "probe_dim", "store_embedder"]
+__all__ = ["open_checked", "probe_dim", "require_existing", "store_embedder"]
+
+
+def require_existing(store: GraphStore, *, schema: bool = True) -> None:
+    """``StoreError`` unless ``store`` is a graphmem store already (a SQLite file that exists,
+    a database with graphmem's schema), naming it and ``graphmem init``; a missing SQLite file
+    is not created. ``GraphMemory(create=False)`` calls it before it opens a store: on a
+    mistyped path reads would otherwise answer from a new, empty memory. ``schema=False``
+    (``graphmem db status``): a store without graphmem's schema yet is accepted, only a
+    missing SQLite file is not."""
+    fix = "check the path (--store / GRAPHMEM_STORE), or create it with `graphmem init`"
+    if isinstance(store, SQLiteStore):
+        if store.path == ":memory:":
+            return
+        file = Path(store.path).expanduser()
+        if not file.exists():
+            raise StoreError(f"no store at {store.path}: the file does not exist; {fix}")
+    store.connect()
+    if schema and not any(m.applied_at is not None for m in store.migration_status()):
+        raise StoreError(f"{store.url} holds no graphmem store (no schema); {fix}")
 
 
 def open_checked(
@@ -48,7 +69,11 @@ def store_embedder(store: GraphStore, requested: Embedder | str | None) -> tuple
                 f"{store.url}: its recorded embedder is unreadable ({raw[:80]!r})"
             ) from None
     embedder = resolve_embedder(requested, recorded, store=store.url)
-    dim = embedder.dim or probe_dim(embedder)
+    # A new store gets one embedding before it records the embedder: one that cannot load (a
+    # missing extra, a model that is not there) fails here and leaves the store unstamped,
+    # free for the next command to pick another.
+    probed = probe_dim(embedder) if recorded is None or not embedder.dim else 0
+    dim = embedder.dim or probed
     if recorded is None:
         store.set_meta("embedder", json.dumps({"name": embedder.name, "dim": dim}))
     elif (embedder.name, dim) != recorded:

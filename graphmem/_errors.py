@@ -6,6 +6,7 @@ Every error the library raises on purpose is a ``GraphMemError``; each carries a
     GraphMemError                      code
     ├── ConfigError                    config       bad store URL, unknown extractor
     ├── InputError (also ValueError)   input        bad argument or record (empty, bad JSON)
+    │   ├── NotFoundError              not_found    what was named is not there (forget)
     │   ├── NaiveDatetimeError         naive_datetime   a datetime without a timezone
     │   ├── PredicateError             predicate    a predicate name that is not snake_case
     │   └── FilterError                filter       a malformed recall filter
@@ -31,6 +32,7 @@ __all__ = [
     "InputError",
     "LLMError",
     "NaiveDatetimeError",
+    "NotFoundError",
     "PredicateError",
     "SchemaError",
     "StoreError",
@@ -62,6 +64,13 @@ class InputError(GraphMemError, ValueError):
     """An argument or input record is invalid; nothing was written."""
 
     code = "input"
+
+
+class NotFoundError(InputError):
+    """What a call names (an episode, an entity to forget) is not there; nothing was changed.
+    Not invalid input on the command line: exit 1 there, like any error, not 2."""
+
+    code = "not_found"
 
 
 class NaiveDatetimeError(InputError):

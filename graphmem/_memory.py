@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ._args import check_group, check_text
 from ._config import Settings
-from ._connect import open_checked
+from ._connect import open_checked, require_existing
 from ._errors import ConfigError, InputError
 from ._models import (
     USAGE_FIELDS,
@@ -37,6 +37,7 @@ from .retrieve.retriever import RetrievalConfig, Retriever
 from .store import GraphStore, TimeView, open_store
 from .store._base import EpisodeRow
 from .usage.calls import UsageCalls
+from .usage.memory import apply_usage
 
 if TYPE_CHECKING:
     import networkx as nx  # only GraphMemory.to_networkx's return type
@@ -54,7 +55,9 @@ class GraphMemory(ExperienceCalls, UsageCalls):
     """Long-term memory as a temporal knowledge graph.
 
     ``GraphMemory("sqlite:///memory.db")`` (or no argument: ``GRAPHMEM_STORE``, else
-    ``./graphmem.db``). Nothing touches the store until the first call or ``connect()``.
+    ``./graphmem.db``). Nothing touches the store until the first call or ``connect()``, which
+    creates a store that is not there yet; with ``create=False`` it raises ``StoreError``
+    instead (naming the store and ``graphmem init``), as the CLI's read commands do.
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         predicates: Iterable[Predicate] | Mapping[str, str] | PredicateRegistry | None = None,
         settings: Settings | None = None,
         retrieval: RetrievalConfig | None = None,
+        create: bool = True,
     ) -> None:
         if settings is not None and not isinstance(settings, Settings):
             raise ConfigError(
@@ -93,6 +97,9 @@ class GraphMemory(ExperienceCalls, UsageCalls):
             else PredicateRegistry(predicates)
         )
         self._retrieval = retrieval
+        # False: a store that does not exist yet is a StoreError at connect (after the
+        # arguments of the first call were checked), not a new, empty memory.
+        self._create = create
         self._retriever: Retriever | None = None
         self._connected = False
         self._extractors: dict[str, Extractor] = {}
@@ -115,6 +122,8 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         """Open the store, apply migrations (``auto_migrate``) and check the embedder."""
         if self._connected:
             return self
+        if not self._create:
+            require_existing(self.store)
         self._embedder, self._embedding_dim = open_checked(
             self.store, self._requested, auto_migrate=self.settings.auto_migrate
         )
@@ -148,7 +157,9 @@ class GraphMemory(ExperienceCalls, UsageCalls):
     @property
     def retriever(self) -> Retriever:
         if self._retriever is None:
-            self._retriever = Retriever(self._ready(), self.embedder, self._retrieval)
+            self._retriever = Retriever(
+                self._ready(), self.embedder, self._retrieval, rescore=apply_usage
+            )
         return self._retriever
 
     # ------------------------------------------------------------------ ingest
@@ -237,9 +248,7 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         )
         result = self._ingest(row, FixedExtraction(extraction))
         if pinned:  # pin the fact this episode states
-            from .usage.memory import pin_stated
-
-            pin_stated(self, result, group_id, extraction.facts[0], source)
+            self._pin_stated(result, group_id, extraction.facts[0], source)
         return result
 
     def reprocess(

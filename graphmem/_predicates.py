@@ -66,7 +66,7 @@ _FUNCTIONAL = {
     "birthday": "the subject's birthday",
     "email": "the subject's email address",
     "phone": "the subject's phone number",
-    # Issue 13: common one-valued relations (a new value replaces the old one).
+    # Common one-valued relations (a new value replaces the old one).
     "has_manager": "the subject's current manager (one at a time; family reporting)",
     "reports_to": "whom the subject reports to now (one at a time; family reporting)",
     "has_boss": "the subject's current boss (one at a time; family reporting)",

@@ -14,6 +14,7 @@ from ._errors import InputError, NaiveDatetimeError
 
 __all__ = [
     "from_ms",
+    "implausible_time",
     "now_ms",
     "parse_datetime",
     "record_ms",
@@ -54,10 +55,14 @@ def now_ms() -> int:
         return max(to_ms(utcnow()), _last_record_ms)
 
 
-def require_aware(value: datetime | None, argument: str) -> datetime | None:
-    """Return ``value`` in UTC (ms precision) or raise if it has no timezone."""
+def require_aware(value: datetime | str | None, argument: str) -> datetime | None:
+    """Return ``value`` in UTC (ms precision) or raise if it has no timezone. An ISO-8601
+    string is read as ``parse_datetime`` reads it, so that every time argument (``as_of``,
+    ``known_at``, ``valid_from``, ``reference_time``) takes the same forms."""
     if value is None:
         return None
+    if isinstance(value, str):
+        return parse_datetime(value, argument)
     if not isinstance(value, datetime):
         raise InputError(f"{argument} must be a datetime, got {type(value).__name__}")
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
@@ -113,3 +118,22 @@ def parse_datetime(text: str, argument: str = "time", *, assume_utc: bool = Fals
     result = require_aware(parsed, argument)
     assert result is not None
     return result
+
+
+_EARLIEST_PLAUSIBLE = datetime(1900, 1, 1, tzinfo=UTC)
+_AHEAD_PLAUSIBLE = timedelta(days=366)
+
+
+def implausible_time(value: datetime | int | None, argument: str = "reference_time") -> str | None:
+    """A warning for a time that is valid but most likely wrong (before 1900, or more than a
+    year ahead: an epoch of 0, a year typed as 1 or 9999), else ``None``. Such a time is kept
+    (a log may mean it), but facts dated by it would sort before or after everything else."""
+    if value is None:
+        return None
+    when = from_ms(value) if isinstance(value, int) else value
+    if when < _EARLIEST_PLAUSIBLE:
+        return f"{argument} {when.isoformat()} is before 1900; is it right?"
+    if when - utcnow() > _AHEAD_PLAUSIBLE:
+        return f"{argument} {when.isoformat()} is more than a year ahead; is it right?"
+    return None
+

@@ -55,11 +55,25 @@ Conventions:
 - **Output**: read commands print a table; `--json` prints JSON on stdout instead. Messages and
   the progress bar go to stderr; `-q` hides them. Human output shows control characters as
   escapes (`\\x1b`); `--json` output is exact. Problem lists show 20 lines (all with `-v`).
-- **Exit status**: `0` success; `1` an error (one line, `Error: ...`; the traceback with `-v`),
-  including forgetting something that is not there (an unknown episode or entity, an empty
-  group: no audit record is written); `2` a usage error, or invalid input records (each listed
-  as `FILE:LINE: field: reason`, nothing written); `130` interrupted by Ctrl-C (committed
-  episodes are kept: run the command again). Output cut short by its reader (`| head`) exits 0.
+- **Exit status**, one rule for every command:
+  - `0`: success; also output cut short by its reader (`graphmem facts | head -1`).
+  - `1`: an error that is not the input's fault, on one line (`Error: ...`; the traceback with
+    `-v`): the store failed or is damaged, the store named by `--store` does not exist (the
+    commands that do not create one, below), a model endpoint failed, forgetting something that
+    is not there (an unknown episode or entity, an empty group: no audit record is written).
+  - `2`: **invalid input, in every command**: a usage error (an unknown option, a bad
+    `--as-of` date, a malformed `--filter`, conflicting options), an invalid argument value
+    (`recall ""`, `experience add --outcome '{"score": NaN}'`, `--episode -1`; every
+    `InputError` of the library), invalid records of `ingest` or `import` (each listed as
+    `FILE:LINE: field: reason`). Nothing is written.
+  - `130`: interrupted by Ctrl-C (committed episodes are kept: run the command again).
+- **Which commands create the store**: `init`, `db migrate`, `ingest`, `import`, `experience
+  add` and `mcp` create a store that is not there yet. Every other command (`recall`, `history`,
+  `facts`, `stats`, `export`, `forget`, `reprocess`, `pins`, `pin`, `unpin`, `feedback`,
+  `experience recall`, `db status`) refuses a store that does not exist, naming it and
+  `graphmem init`, so that a mistyped `--store` path is an error and not a new, empty memory.
+- **Written files** (`export -o FILE`) are written to a temporary file beside the target and
+  renamed over it only when the export succeeded: a failed export leaves the old file as it was.
 - **Input formats** of `graphmem ingest` are described in full in the docstring of
   `graphmem.sources.files`, which Python code can use directly (`load_episodes`).
 """

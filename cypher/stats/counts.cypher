@@ -1,4 +1,5 @@
-// Counts for stats(); $group_id null means every group. $now: epoch ms.
+// Counts for stats(); $group_id null means every group. $now: epoch ms. Current facts hold
+// now: begun (a fact valid from a future date is not current yet) and not ended.
 RETURN
   COUNT { MATCH (e:Episode) WHERE $group_id IS NULL OR e.group_id = $group_id } AS episodes,
   COUNT {
@@ -14,7 +15,7 @@ RETURN
   COUNT {
     MATCH (f:Fact)
     WHERE ($group_id IS NULL OR f.group_id = $group_id) AND f.expired_at IS NULL
-      AND (f.valid_to IS NULL OR f.valid_to > $now)
+      AND f.valid_from <= $now AND (f.valid_to IS NULL OR f.valid_to > $now)
   } AS facts_current,
   COUNT {
     MATCH (f:Fact)

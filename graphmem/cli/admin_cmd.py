@@ -17,7 +17,7 @@ __all__ = ["db", "init"]
 @pass_state
 def init(state: State, as_json: bool) -> None:
     """Create the store (or bring its schema up to date) and print where it is."""
-    memory = state.memory()
+    memory = state.memory(create=True)
     applied = memory.migrate()
     memory.connect()
     store = memory.store
@@ -49,9 +49,9 @@ def db() -> None:
 @pass_state
 def db_migrate(state: State, as_json: bool) -> None:
     """Apply pending schema migrations (idempotent)."""
-    applied = state.memory().migrate()
+    applied = state.memory(create=True).migrate()
     if as_json:
-        echo_json({"store": state.memory().store.url, "migrations_applied": applied})
+        echo_json({"store": state.memory(create=True).store.url, "migrations_applied": applied})
         return
     if applied:
         for name in applied:
@@ -65,7 +65,10 @@ def db_migrate(state: State, as_json: bool) -> None:
 @pass_state
 def db_status(state: State, as_json: bool) -> None:
     """List schema migrations and whether each is applied (changes nothing)."""
-    store = state.memory().store
+    from .._connect import require_existing
+
+    store = state.memory(create=True).store
+    require_existing(store, schema=False)  # a missing file is refused, an unmigrated one listed
     store.connect()
     migrations = store.migration_status()
     rows = [

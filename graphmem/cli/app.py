@@ -1,10 +1,13 @@
 """The click application. Thin: parse arguments, call ``GraphMemory``, print the result.
 
-Exit codes: 0 success; 1 an error (``Error: ...`` on one line, the traceback only with ``-v``);
-2 a usage error or invalid input records (nothing written); 130 interrupted (Ctrl-C). Asking
-for something that is not there is an error (1): ``forget`` of an unknown episode or entity, or
-of a group that holds nothing (nothing is changed and no audit record is written). Output cut
-short by its reader (``graphmem facts | head -1``) is not an error: the command stops, exit 0.
+Exit codes, one rule for every command (docs/cli.md states it, from scripts/gen_cli_docs.py):
+0 success; 1 an error (``Error: ...`` on one line, the traceback only with ``-v``); 2 invalid
+input: a usage error, an ``InputError`` from the library, invalid records (nothing written);
+130 interrupted (Ctrl-C). Asking for something that is not there is an error (1): a store that
+does not exist (commands that only read or remove, ``State.memory``), ``forget`` of an unknown
+episode or entity, or of a group that holds nothing (nothing is changed and no audit record is
+written). Output cut short by its reader (``graphmem facts | head -1``) is not an error: the
+command stops, exit 0.
 
 Human output shows control characters of stored text as escapes (``render.safe``); ``--json``
 output is exact. Lists of problems print the first ``MAX_LISTED`` (all with ``-v``).
@@ -22,7 +25,7 @@ from typing import NoReturn
 
 import click
 
-from . import ingest_cmd, shared
+from . import ingest_cmd
 from .admin_cmd import db, init
 from .export_cmd import export, import_
 from .facts_cmd import facts, history, recall, stats
@@ -58,22 +61,8 @@ __all__ = [
     "pass_state",
 ]
 
-# Names other modules import from here under the names they had when every command lived in
-# this module: experience.py's output helpers, and the batch rule the tests check.
-_echo = shared.echo
-_echo_json = shared.echo_json
-_echo_lines = shared.echo_lines
+# The batch rule the tests check, under the name it had when every command lived here.
 _next_batch = ingest_cmd._next_batch
-
-
-# The terminal probes: the commands look them up here when they run, so that a test can stand in
-# for a terminal by replacing them on this module.
-def _stdin_is_tty() -> bool:
-    return sys.stdin.isatty()
-
-
-def _stderr_is_tty() -> bool:
-    return sys.stderr.isatty()
 
 
 @click.group(

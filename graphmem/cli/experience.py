@@ -13,8 +13,8 @@ import click
 
 from .._errors import FilterError
 from .._models import OUTCOMES
-from .app import State, _echo, _echo_json, _echo_lines, json_option, pass_state
 from .params import DATETIME, FILTER, build_filters
+from .shared import State, echo, echo_json, echo_lines, json_option, pass_state
 
 __all__ = ["experience"]
 
@@ -88,7 +88,7 @@ def experience_add(state: State, task: str, state_json: dict[str, Any] | None,
     result_of = dict(outcome or {})
     if success is not None:
         result_of["success"] = success
-    result = state.memory().add_experience(
+    result = state.memory(create=True).add_experience(
         task, state=state_json, params=params, outcome=result_of or None, payload=payload,
         meta=meta, run_id=run_id, episode=episode, group_id=state.group_id,
         occurred_at=occurred_at, source="cli",
@@ -96,9 +96,9 @@ def experience_add(state: State, task: str, state_json: dict[str, Any] | None,
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     elif result.already_present:
-        _echo(f"already recorded: {result.episode_id}")
+        echo(f"already recorded: {result.episode_id}")
     else:
-        _echo(f"recorded {result.episode_id} ({result.status}, "
+        echo(f"recorded {result.episode_id} ({result.status}, "
               f"{result.facts_added} new facts, {len(result.superseded)} replaced)")
 
 
@@ -131,18 +131,18 @@ def experience_recall(state: State, query: str, k: int, outcome: str,
     except FilterError as exc:
         raise click.BadParameter(str(exc), param_hint="--filter") from None
     if as_json:
-        _echo_json([e.model_dump(mode="json") for e in found])
+        echo_json([e.model_dump(mode="json") for e in found])
         return
     if not found:
-        _echo(f"no experiences in group {state.group_id!r} match")
+        echo(f"no experiences in group {state.group_id!r} match")
         return
     for rank, exp in enumerate(found, 1):
         mark = {True: "success", False: "failure", None: "-"}[exp.success]
-        _echo_lines([f"{rank}. {exp.score:.3f} [{mark}] {exp.task}  ({exp.subject}, "
+        echo_lines([f"{rank}. {exp.score:.3f} [{mark}] {exp.task}  ({exp.subject}, "
                      f"{exp.occurred_at.isoformat(timespec='seconds')}, {exp.id})"])
         for name in ("state", "params", "outcome", "meta"):
             section = getattr(exp, name)
             if section:
-                _echo_lines([f"     {name}: {json.dumps(section, ensure_ascii=False)}"])
+                echo_lines([f"     {name}: {json.dumps(section, ensure_ascii=False)}"])
         if exp.payload:
-            _echo_lines([f"     payload: {json.dumps(exp.payload, ensure_ascii=False)[:200]}"])
+            echo_lines([f"     payload: {json.dumps(exp.payload, ensure_ascii=False)[:200]}"])

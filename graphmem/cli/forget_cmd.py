@@ -16,7 +16,9 @@ __all__ = ["forget"]
               help="With --entity: also forget the episodes it spoke or that state a fact "
                    "about it (kept otherwise).")
 @click.option("--all-group", is_flag=True, help="Forget everything in the current --group.")
-@click.option("--group", "forget_group", metavar="G", help="Forget everything in group G.")
+@click.option("--group", "forget_group", metavar="G",
+              help="Forget everything in group G (the same as `graphmem --group G forget "
+                   "--all-group`; another group than a global --group is a usage error).")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 @pass_state
@@ -39,6 +41,14 @@ def forget(state: State, episode_id: str | None, entity: str | None, with_episod
                                "or --group G")
     if with_episodes and entity is None:
         raise click.UsageError("--with-episodes goes with --entity NAME")
+    if forget_group is not None and state.group is not None and forget_group != state.group:
+        # Every other --group names the group a command works in; one forget must not
+        # silently work in another.
+        raise click.UsageError(
+            f"--group {forget_group!r} after forget names another group than the global "
+            f"--group {state.group!r}; to forget everything in a group use "
+            "`graphmem --group G forget --all-group`"
+        )
     group = forget_group or state.group_id
     memory = state.memory()
     if episode_id is None and entity is None:
@@ -58,9 +68,9 @@ def forget(state: State, episode_id: str | None, entity: str | None, with_episod
     else:
         what = f"EVERYTHING in group {group!r}"
     if not yes:
-        from . import app  # the terminal probes live there (tests stand in for a terminal)
+        from . import shared  # the terminal probes live there (tests stand in for a terminal)
 
-        if not app._stdin_is_tty():
+        if not shared.stdin_is_tty():
             raise click.ClickException(
                 f"refusing to forget {what} without confirmation: pass --yes"
             )

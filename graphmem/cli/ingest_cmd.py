@@ -84,16 +84,20 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
                   "kind", "metadata"}; objects without "content" are event records
       events      JSON(L) records that all go to the structured extractor
       transcript  "Speaker: text" lines, optional [2024-05-01 10:00] timestamps (UTC unless
-                  they carry an offset)
+                  they carry an offset); other lines continue the turn above; auto picks
+                  it on one timestamped turn, or when half the lines are "Speaker:" lines
       prose       plain text, one episode per paragraph (--per file: per file)
+    --per paragraph applies to prose, --per file to prose and transcripts; on other
+    formats either is reported as invalid.
 
     Every record of every input is validated first: if any is invalid, each is listed as
     FILE:LINE: field: reason, nothing is written, and the exit status is 2. With
     --skip-invalid each invalid record is skipped on its own: a JSONL line (invalid JSON, bytes
     that are not UTF-8, a bad field), or a whole file for formats read whole. Files in a
-    directory without a known extension are listed as skipped (a file named itself is always
-    read). Re-ingesting a file adds nothing. After Ctrl-C the committed episodes stay; run the
-    command again to finish the rest.
+    directory without a known extension, and hidden ones (a name starting with '.'), are
+    listed as skipped (a file named itself is always read). A reference time before 1900 or
+    more than a year ahead is kept, with a warning line. Re-ingesting a file adds nothing.
+    After Ctrl-C the committed episodes stay; run the command again to finish the rest.
 
     With --group G (or GRAPHMEM_GROUP) every episode goes to G, and a JSONL line naming another
     group_id is invalid unless --allow-other-groups is given. Without --group, a line's group_id is
@@ -103,8 +107,8 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
     bound = state.group if state.group is not None and not allow_other_groups else None
     parsed = _parse_inputs(paths, fmt, per, state.group_id, assume_utc,
                            allow_other_groups=bound is None)
-    skipped_files = [{"file": f, "reason": _NOT_INPUT} for f in parsed.skipped]
-    echo_listed((f"{f}: {_NOT_INPUT}" for f in parsed.skipped), prefix="skipped: ")
+    skipped_files = [{"file": f, "reason": _skip_reason(f)} for f in parsed.skipped]
+    echo_listed((f"{f}: {_skip_reason(f)}" for f in parsed.skipped), prefix="skipped: ")
     if parsed.problems and not skip_invalid:
         echo_listed(str(problem) for problem in parsed.problems)
         if as_json:
@@ -120,14 +124,15 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
         click.get_current_context().exit(EXIT_INVALID)
     if parsed.problems:
         echo_listed((str(problem) for problem in parsed.problems), prefix="skipped: ")
-    memory = state.memory()
+    echo_listed(_odd_times(parsed), prefix="warning: ")
+    memory = state.memory(create=True)
     memory.connect()
     summary = _Summary(files=len(parsed.files), invalid=len(parsed.problems),
                        total=len(parsed.records))
     groups: dict[str, int] = {}
-    from . import app  # the terminal probes live there (tests stand in for a terminal)
+    from . import shared  # the terminal probes live there (tests stand in for a terminal)
 
-    show_bar = not state.quiet and not as_json and app._stderr_is_tty() and summary.total > 0
+    show_bar = not state.quiet and not as_json and shared.stderr_is_tty() and summary.total > 0
     started = time.perf_counter()
     interrupted = False
     try:
@@ -178,6 +183,22 @@ def ingest(state: State, paths: tuple[str, ...], fmt: str, per: str, extractor: 
 
 _NOT_INPUT = (f"not an input file (its extension is not one of {', '.join(INPUT_EXTENSIONS)}; "
               "name the file itself to ingest it)")
+_HIDDEN = "hidden (its name starts with '.'; name the file itself to ingest it)"
+
+
+def _odd_times(parsed: ParseResult) -> Iterator[str]:
+    """``FILE:LINE: reference_time … is before 1900`` for each record dated implausibly."""
+    from .._time import implausible_time
+
+    for record in parsed.records:
+        odd = implausible_time(record.episode.get("reference_time"))
+        if odd is not None:
+            where = f"{record.file}:{record.line}" if record.line else record.file
+            yield f"{where}: {odd}"
+
+
+def _skip_reason(path: str) -> str:
+    return _HIDDEN if Path(path).name.startswith(".") else _NOT_INPUT
 
 
 def _parse_inputs(paths: tuple[str, ...], fmt: str, per: str, group_id: str,

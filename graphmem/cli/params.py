@@ -22,6 +22,7 @@ else:
     _DateBase = _FilterBase = click.ParamType
 
 _OPS = {"=": "$eq", "!=": "$ne", "<": "$lt", "<=": "$lte", ">": "$gt", ">=": "$gte"}
+_DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
 _FILTER = re.compile(
     r"^\s*(?P<path>[^<>=!\s][^<>=!]*?)\s*(?P<op><=|>=|!=|==|=|<|>)\s*(?P<value>.*)$"
 )
@@ -80,7 +81,20 @@ class FilterType(_FilterBase):
                 ctx,
             )
         op = "=" if match.group("op") == "==" else match.group("op")
-        return match.group("path").strip(), _OPS[op], _scalar(match.group("value").strip())
+        text = match.group("value").strip()
+        if text[0] in "<>=!":
+            self.fail(f"{value!r}: the value {text!r} starts with an operator (a doubled "
+                      "<, >, = or !?)", param, ctx)
+        operand = _scalar(text)
+        if op in ("<", "<=", ">", ">=") and isinstance(operand, str | bool):
+            # Unquoted text after < or > is most likely a mistyped number; text order is
+            # asked for by quoting it.
+            quoted = text.startswith('"') and isinstance(operand, str)
+            if not quoted and not _DATE_LIKE.match(text):
+                self.fail(f"{value!r}: {op} compares with a number, a date (2024-05-01) or "
+                          f'quoted text (PATH{op}"{text}"); {text!r} is none of them',
+                          param, ctx)
+        return match.group("path").strip(), _OPS[op], operand
 
 
 def build_filters(items: Iterable[tuple[str, str, Any]]) -> dict[str, Any] | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from .._models import PinnedFact
-from .app import State, _echo, _echo_json, _echo_lines, json_option, pass_state
+from .shared import State, echo, echo_json, echo_lines, json_option, pass_state
 
 __all__ = ["COMMANDS"]
 
@@ -31,9 +31,9 @@ def pin(state: State, fact_id: str, as_json: bool) -> None:
     """Pin FACT_ID: it heads every recall's context of its group, as a standing rule."""
     pinned = state.memory().pin(fact_id, group_id=_group(state), source="cli")
     if as_json:
-        _echo_json(pinned.model_dump(mode="json"))
+        echo_json(pinned.model_dump(mode="json"))
         return
-    _echo_lines([f"pinned: {line}" for line in _pin_lines([pinned])])
+    echo_lines([f"pinned: {line}" for line in _pin_lines([pinned])])
 
 
 @click.command("unpin")
@@ -44,9 +44,9 @@ def unpin(state: State, fact_id: str, as_json: bool) -> None:
     """Unpin FACT_ID (the fact itself is unchanged)."""
     was = state.memory().unpin(fact_id, group_id=_group(state), source="cli")
     if as_json:
-        _echo_json({"fact_id": fact_id, "unpinned": was})
+        echo_json({"fact_id": fact_id, "unpinned": was})
         return
-    _echo(f"unpinned {fact_id}" if was else f"{fact_id} was not pinned")
+    echo(f"unpinned {fact_id}" if was else f"{fact_id} was not pinned")
 
 
 @click.command("pins")
@@ -56,12 +56,12 @@ def pins(state: State, as_json: bool) -> None:
     """The group's pinned facts, in pin order, with what each says now."""
     found = state.memory().pins(group_id=state.group_id)
     if as_json:
-        _echo_json([p.model_dump(mode="json") for p in found])
+        echo_json([p.model_dump(mode="json") for p in found])
         return
     if not found:
-        _echo(f"no pinned facts in group {state.group_id!r}")
+        echo(f"no pinned facts in group {state.group_id!r}")
         return
-    _echo_lines(_pin_lines(found))
+    echo_lines(_pin_lines(found))
 
 
 @click.command("feedback")
@@ -78,9 +78,9 @@ def feedback(state: State, item_id: str, useful: bool, note: str | None, as_json
         item_id, useful, group_id=_group(state), source="cli", note=note
     )
     if as_json:
-        _echo_json({"item_id": item_id, "useful": useful, "feedback_episode_id": episode})
+        echo_json({"item_id": item_id, "useful": useful, "feedback_episode_id": episode})
         return
-    _echo(f"recorded: {item_id} {'useful' if useful else 'not useful'} ({episode})")
+    echo(f"recorded: {item_id} {'useful' if useful else 'not useful'} ({episode})")
 
 
 COMMANDS = (pin, unpin, pins, feedback)

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import traceback
-from collections.abc import Callable, Iterable
-from contextlib import suppress
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from .._errors import GraphMemError
+from .._errors import GraphMemError, InputError, NotFoundError
 from . import render
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ __all__ = [
     "GraphMemGroup",
     "State",
     "apply_llm_options",
+    "atomic_output",
     "echo",
     "echo_json",
     "echo_lines",
@@ -64,13 +67,18 @@ class State:
         """The group for commands that work on one: ``--group``, else ``default``."""
         return self.group or "default"
 
-    def memory(self) -> GraphMemory:
+    def memory(self, *, create: bool = False) -> GraphMemory:
+        """The memory of ``--store``. A command that only reads or changes what is there
+        (``create=False``) refuses a store that does not exist when it first opens it (after
+        its arguments were checked), so that a mistyped path is an error and not a new, empty
+        memory; ``init``, ``ingest``, ``import`` and other commands that add to memory create
+        it."""
         if self._memory is None:
             from .._config import Settings
             from .._memory import GraphMemory
 
             settings = Settings.from_env(**self.settings_overrides)
-            self._memory = GraphMemory(self.store, settings=settings)
+            self._memory = GraphMemory(self.store, settings=settings, create=create)
             click.get_current_context().call_on_close(self._memory.close)
         return self._memory
 
@@ -110,6 +118,12 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
+class _InvalidInput(click.ClickException):
+    """An ``InputError`` on the command line: ``Error: ...``, exit 2 in every command."""
+
+    exit_code = EXIT_INVALID
+
+
 class GraphMemGroup(click.Group):
     """Turns every ``GraphMemError`` into a one-line ``Error:`` (traceback with ``-v``), and a
     stdout closed by its reader into a quiet exit 0."""
@@ -126,7 +140,9 @@ class GraphMemGroup(click.Group):
             state = ctx.find_object(State)
             if state is not None and state.verbose:
                 traceback.print_exc(file=sys.stderr)
-            raise click.ClickException(one_line(str(exc))) from exc
+            invalid = isinstance(exc, InputError) and not isinstance(exc, NotFoundError)
+            kind = _InvalidInput if invalid else click.ClickException
+            raise kind(one_line(str(exc))) from exc
         except OSError as exc:  # an unwritable -o file, a full disk: the user's to fix
             state = ctx.find_object(State)
             if state is not None and state.verbose:
@@ -134,6 +150,34 @@ class GraphMemGroup(click.Group):
             name = exc.filename2 or exc.filename  # filename2: the target of a rename
             where = f": {name}" if name else ""
             raise click.ClickException(f"{exc.strerror or exc}{where}") from exc
+
+
+@contextmanager
+def atomic_output(output: str) -> Iterator[IO[str]]:
+    """A text file to write ``output`` through: a temporary file beside it, renamed over it
+    only when the block ends without an error, so that a failed command leaves the old file
+    as it was (``-`` is stdout, written directly)."""
+    if output == "-":
+        yield sys.stdout
+        return
+    target = Path(output).expanduser()
+    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                    dir=target.resolve().parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            yield out
+        try:
+            mode = target.stat().st_mode & 0o777
+        except OSError:  # a new file: what the umask allows
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def json_option(func: F) -> F:
@@ -191,3 +235,12 @@ def apply_llm_options(state: State, max_calls: int | None, max_tokens: int | Non
                            ("llm_concurrency", concurrency)) if v is not None}
     )
 
+
+# The terminal probes: the commands look them up on this module when they run, so that a test
+# can stand in for a terminal by replacing them here.
+def stdin_is_tty() -> bool:
+    return sys.stdin.isatty()
+
+
+def stderr_is_tty() -> bool:
+    return sys.stderr.isatty()

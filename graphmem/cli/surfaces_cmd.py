@@ -21,7 +21,7 @@ def mcp_command(state: State, speaker: str | None) -> None:
     """
     from ..integrations.mcp import serve_stdio
 
-    serve_stdio(state.memory(), group_id=state.group_id, speaker=speaker)
+    serve_stdio(state.memory(create=True), group_id=state.group_id, speaker=speaker)
 
 
 @click.command()

@@ -39,11 +39,11 @@ import numpy as np
 import numpy.typing as npt
 
 from .._errors import InputError
+from .._filters import Condition, matches, parse_filters
 from .._models import OUTCOMES, EpisodeRecord, Experience
 from .._time import from_ms, require_aware, to_ms
 from ..embeddings.factory import Embedder
 from ..extract.structured import experience_subject, is_vector, segment
-from ..retrieve.filters import Condition, matches, parse_filters
 from ..store import GraphStore
 from .record import (
     SECTIONS,

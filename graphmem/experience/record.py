@@ -67,6 +67,11 @@ def _identity(value: object, name: str) -> str | int | None:
         raise InputError(f"{name} must be a string or an integer, got {type(value).__name__}")
     if isinstance(value, str) and not value.strip():
         raise InputError(f"{name} must not be empty")
+    negative = value < 0 if isinstance(value, int) else value.strip().startswith("-") and (
+        value.strip()[1:].isdigit()
+    )
+    if negative:
+        raise InputError(f"{name} is a number within its run, 0 or more; got {value!r}"[:120])
     return value
 
 

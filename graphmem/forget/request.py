@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._args import check_group, check_text, show
-from .._errors import InputError
+from .._errors import InputError, NotFoundError
 from .._ids import entity_key
 from .._models import ForgetResult
 from .._predicates import PredicateRegistry
@@ -50,14 +50,14 @@ def forget(
         check_text(episode_id, "episode_id")
         ep = store.get_episode(episode_id)
         if ep is None or ep.group_id != group_id:
-            raise InputError(f"no episode {episode_id!r} in group {group_id!r}")
+            raise NotFoundError(f"no episode {episode_id!r} in group {group_id!r}")
         plan = store.write(
             lambda r: plan_forget_episodes(r, group_id, [episode_id], functional, now, families)
         )
     elif entity is not None:
         ids = entity_ids(ready, group_id, entity)
         if not ids and not episodes:
-            raise InputError(f"no entity named {entity!r} in group {group_id!r}")
+            raise NotFoundError(f"no entity named {entity!r} in group {group_id!r}")
         names = [entity] + [
             n for e in store.find_entities_by_ids(group_id, ids) for n in (e.name, *e.aliases)
         ]
@@ -75,7 +75,7 @@ def forget(
                 families=families,
             )
             if not ids and not plan.delete_episode_ids:  # nothing written: rolled back
-                raise InputError(
+                raise NotFoundError(
                     f"no entity named {entity!r} in group {group_id!r}, and no episode it spoke"
                 )
             return plan

@@ -19,7 +19,7 @@ from .._errors import GraphMemError, InputError, StoreError
 from .._ids import entity_key
 from .._models import USAGE_FIELDS, EpisodeRecord, Extraction, FactRecord, IngestResult
 from .._predicates import PredicateRegistry
-from .._time import to_ms
+from .._time import implausible_time, to_ms
 from ..embeddings.factory import Embedder
 from ..experience.index import parse_experience, text_view
 from ..extract import ExtractionContext, Extractor
@@ -27,6 +27,7 @@ from ..retrieve.reads import time_view
 from ..retrieve.retriever import RetrievalConfig, Retriever
 from ..store import GraphStore
 from ..store._base import EpisodeRow, StoreReader, Vector, WritePlan, episode_record
+from ..usage.memory import apply_usage
 from .plan import PreparedFact, build_plan, prepare_facts
 from .resolve import EntityRequest
 
@@ -247,6 +248,9 @@ class Ingestor:
         for reason in skipped:
             log.info("graphmem: skipped a fact of %s: %s", item.row.id, reason)
         item.warnings = [*item.extraction.warnings, *(f"fact left out: {r}" for r in skipped)]
+        odd_time = implausible_time(item.row.reference_time)
+        if odd_time is not None:
+            item.warnings.append(odd_time)
         item.entities = [
             EntityRequest(e.name, e.type, list(e.aliases)) for e in item.extraction.entities
         ]
@@ -285,6 +289,7 @@ class Ingestor:
             store,
             self.embedder,
             dataclasses.replace(self.context_config(), named_fact_limit=None),
+            rescore=apply_usage,
         )
         found = context_retriever.search(
             episode.content[:2000],

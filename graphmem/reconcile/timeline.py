@@ -179,6 +179,11 @@ class TimelineBase:
                         ends[fact.id] = following if end is None else min(end, following)
                     for newer in slots[following]:
                         for older in slots[start]:
+                            explicit = self.explicit_end.get(older.id)
+                            if explicit is not None and explicit < following:
+                                # Ended (a negation) before the newer one began: nothing
+                                # replaced it, so no SUPERSEDES link says so.
+                                continue
                             key = ("SUPERSEDES", newer.id, older.id)
                             existing = self.links.get(key)
                             reason = self.llm_links.get(key)

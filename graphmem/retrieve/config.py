@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
-__all__ = ["RawSearch", "RetrievalConfig", "Stub"]
+if TYPE_CHECKING:
+    from .._models import RecallResult
+    from ..store._base import GraphStore, TimeView
+
+__all__ = ["RawSearch", "Rescore", "RetrievalConfig", "Stub"]
 
 
 @dataclass
@@ -94,3 +100,18 @@ class RawSearch:
     entity_scores: dict[str, float] = field(default_factory=dict)
     episode_scores: dict[str, float] = field(default_factory=dict)
     stubs: dict[str, Stub] = field(default_factory=dict)
+
+
+class Rescore(Protocol):
+    """A step after ranking that adjusts ``raw``'s scores in place and returns what finishes the
+    formatted result (usage memory's pins, feedback and forgetting curve)."""
+
+    def __call__(
+        self,
+        store: GraphStore,
+        config: RetrievalConfig,
+        raw: RawSearch,
+        *,
+        group_id: str,
+        view: TimeView,
+    ) -> Callable[[RecallResult], RecallResult]: ...

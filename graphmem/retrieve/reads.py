@@ -47,6 +47,8 @@ def recall(
     group_id = check_group(group_id)
     if not isinstance(query, str):
         raise InputError(f"query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InputError("query must not be empty: say what to recall")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1 or k > 1000:
         raise InputError(f"k must be an integer between 1 and 1000, got {show(k)}")
     if not isinstance(hops, int) or isinstance(hops, bool) or not 0 <= hops <= 3:

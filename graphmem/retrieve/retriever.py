@@ -15,14 +15,14 @@ from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from .._filters import Condition, matches, parse_filters
 from .._ids import entity_key
 from .._models import RecallResult
 from .._text import STOP_WORDS as _STOP
 from .._text import fts_words
 from ..embeddings.factory import Embedder
 from ..store._base import GraphStore, TimeView
-from .config import RawSearch, RetrievalConfig, Stub
-from .filters import Condition, matches, parse_filters
+from .config import RawSearch, Rescore, RetrievalConfig, Stub
 from .format import format_result
 from .query import _WORD, _matches, _name_keys, _periods, _stem, _without, _words
 
@@ -47,11 +47,19 @@ def _rrf(ranked: list[tuple[str, float]], k: float) -> dict[str, float]:
 
 class Retriever:
     def __init__(
-        self, store: GraphStore, embedder: Embedder, config: RetrievalConfig | None = None
+        self,
+        store: GraphStore,
+        embedder: Embedder,
+        config: RetrievalConfig | None = None,
+        *,
+        rescore: Rescore | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.config = config or RetrievalConfig()
+        # Usage memory (pins, feedback, the forgetting curve) sits above retrieval: the facade
+        # hands its rescoring step in, so this module never imports it.
+        self.rescore = rescore
 
     # ------------------------------------------------------------------ public
     def search(
@@ -67,16 +75,15 @@ class Retriever:
         known_at: Any = None,
     ) -> RecallResult:
         raw = self.raw_search(query, group_id=group_id, view=view, k=k, hops=hops, filters=filters)
-        # Usage: feedback, the forgetting curve and pins settle the final scores.
-        from ..usage.memory import apply_usage
-
-        with_pins = apply_usage(self.store, self.config, raw, group_id=group_id, view=view)
-        return with_pins(
-            self.format(
-                raw, query=query, group_id=group_id, view=view, k=k, as_of=as_of,
-                known_at=known_at,
-            )
+        finish = (
+            self.rescore(self.store, self.config, raw, group_id=group_id, view=view)
+            if self.rescore is not None
+            else None
         )
+        result = self.format(
+            raw, query=query, group_id=group_id, view=view, k=k, as_of=as_of, known_at=known_at
+        )
+        return finish(result) if finish is not None else result
 
     # ------------------------------------------------------------------ stages
     def raw_search(

@@ -33,10 +33,18 @@ Formats (``format=``; ``"auto"`` picks one from the extension, then the content)
     bare ``[10:05]`` after a dated line; a line holding only a timestamp (a heading like
     ``## 2024-05-01`` too) sets the time of the lines after it. **Timestamps without an offset
     are taken as UTC.** A non-blank line that is not ``Speaker: text`` continues the previous
-    turn. One ``kind="message"`` episode per turn, or one per file with ``per="conversation"``.
+    turn; a timestamped line without a speaker (``[10:00] : text``) is a problem of its line.
+    One ``kind="message"`` episode per turn, or one per file with ``per="conversation"``.
+    ``auto`` takes a text for a transcript when one line is a timestamped ``[time] Speaker:``
+    turn, or when at least two lines and half of them are ``Speaker:`` lines; so one odd line
+    does not turn a transcript into prose.
 ``prose``
     Plain text: one ``kind="text"`` episode per paragraph (blank-line separated), or one per file
     with ``per="file"``. No reference time (the ingest time is used).
+
+``per`` must apply to the format read: ``paragraph`` to prose only, ``file`` to prose and
+transcripts; chat and JSON inputs take ``message`` or ``conversation``. Any other is a problem
+of the file, not silently ignored.
 
 Times: ``reference_time`` / ``timestamp`` / ``time`` / ``ts`` / ``created_at`` fields (and ``date``
 for chat) hold ISO-8601 with ``Z`` or an offset, a bare date, or epoch seconds (epoch
@@ -52,7 +60,7 @@ input (JSONL) is judged line by line, whatever the reason (invalid JSON, bytes t
 a bad field), so skipping the invalid records keeps every valid line; a whole-file input (a chat
 document, a JSON array, a transcript, prose) that is not UTF-8 is one problem naming the file.
 Directories expand to the files with a known extension (``INPUT_EXTENSIONS``); the other files
-found there are listed in ``ParseResult.skipped`` (names starting with ``.`` are not looked at).
+found there are listed in ``ParseResult.skipped``, hidden ones (a name starting with ``.``) too.
 """
 
 from __future__ import annotations
@@ -102,6 +110,15 @@ __all__ = [
 
 
 _BOM = b"\xef\xbb\xbf"
+# The --per choices each format honours: records (chat messages, JSON lines) are one episode
+# each, or one per conversation; paragraphs are prose's.
+_PER_APPLIES = {
+    "chat": ("message", "conversation"),
+    "jsonl": ("message", "conversation"),
+    "events": ("message", "conversation"),
+    "transcript": ("message", "conversation", "file"),
+    "prose": ("message", "paragraph", "conversation", "file"),
+}
 
 
 # --------------------------------------------------------------------------------- public API
@@ -155,6 +172,10 @@ def parse_text(
     try:
         if not text.strip():
             parser.problem(None, None, "the input is empty")
+        elif per not in _PER_APPLIES[chosen]:
+            # Silently giving one episode per record would not be what was asked for.
+            parser.problem(None, None, f"--per {per} does not apply to {chosen} input; "
+                                       f"use {', '.join(_PER_APPLIES[chosen])}")
         elif chosen == "chat":
             parser.chat_document(text)
         elif chosen in ("jsonl", "events"):
@@ -288,14 +309,25 @@ def iter_input_files(
     """Expand directories (recursively, sorted) to the files with a known input extension.
 
     The other files found in a directory are appended to ``skipped`` when it is given; hidden
-    ones (a name in the path below the directory starts with ``.``) are not looked at. A path
-    given itself is yielded whatever its extension."""
+    ones (a name in the path below the directory starts with ``.``) are not read either, and
+    are listed there too: a hidden file itself, or the hidden directory that holds it (once). A
+    path given itself is yielded whatever its extension."""
     for item in paths:
         p = Path(item)
         if p.is_dir():
+            hidden_seen: set[Path] = set()
             for child in sorted(p.rglob("*")):
-                hidden = any(part.startswith(".") for part in child.relative_to(p).parts)
-                if hidden or not child.is_file():
+                parts = child.relative_to(p).parts
+                first = next((i for i, part in enumerate(parts) if part.startswith(".")), None)
+                if first is not None:
+                    root = p.joinpath(*parts[: first + 1])
+                    if skipped is not None and root not in hidden_seen and (
+                        root.is_file() or root.is_dir()
+                    ):
+                        hidden_seen.add(root)
+                        skipped.append(root)
+                    continue
+                if not child.is_file():
                     continue
                 if child.suffix.lower() in INPUT_EXTENSIONS:
                     yield child

@@ -11,7 +11,7 @@ from .chat import chat_message
 from .json_lines import Lines, array_items, object_members
 from .records import Invalid, Problem, SourceRecord, json_type, validate_episode
 from .times import CHAT_TIME_KEYS, TIME_KEYS, find_time, is_timestamp, transcript_time
-from .transcript import TIME_ONLY, speaker_match
+from .transcript import TIME_ONLY, TIMESTAMPED, speaker_match
 
 __all__ = ["Parser", "unparsable"]
 
@@ -264,6 +264,12 @@ class Parser:
             if line.lstrip().startswith("#") or set(line.strip()) <= set("-*_=`"):
                 continue  # headings and rules
             match = speaker_match(line)
+            stamped = TIMESTAMPED.match(line) if match is None else None
+            if stamped is not None and is_timestamp(stamped.group("ts")):
+                # A timestamp starts a new turn: one without a speaker is not a continuation.
+                self.problem(number, "speaker", "a timestamped line needs `Speaker: text` "
+                                                "after the time")
+                continue
             if match is None:
                 if turns:
                     turns[-1][2].append(line.strip())

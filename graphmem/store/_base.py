@@ -13,9 +13,9 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from .._filters import Condition
 from .._models import EntityRecord, EpisodeRecord, FactRecord
 from .._time import from_ms
-from ..retrieve.filters import Condition
 
 __all__ = [
     "EntityRow",

@@ -8,9 +8,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .._args import check_group
+from .._errors import InputError
 from .._models import PinnedFact
 
 if TYPE_CHECKING:
+    from .._models import ExtractedFact, IngestResult
     from ..store import GraphStore
 
 __all__ = ["UsageCalls"]
@@ -75,3 +77,21 @@ class UsageCalls:
         return usage_for(self._ready()).feedback(
             item_id, useful, group_id=group, source=source, note=note, at=at
         )
+
+    def _pin_stated(
+        self, result: IngestResult, group_id: str, fact: ExtractedFact, source: str | None
+    ) -> None:
+        """Pin the fact that ``add_fact(..., pinned=True)``'s episode states (new or known)."""
+        from ..retrieve.reads import entity_ids
+
+        ids = entity_ids(self._ready, group_id, fact.subject)
+        stated = [
+            f
+            for f in self.store.list_facts(
+                group_id, entity_ids=ids, predicate=fact.predicate, view=None, subject_only=True
+            )
+            if result.episode_id in f.episode_ids
+        ]
+        if not stated:
+            raise InputError(f"add_fact stored no fact to pin ({result.status})")
+        self.pin(max(stated, key=lambda f: f.recorded_at).id, group_id=group_id, source=source)

@@ -41,8 +41,6 @@ from .._time import from_ms, record_ms, require_aware, to_ms
 from ..store._base import EpisodeRow, GraphStore, TimeView
 
 if TYPE_CHECKING:
-    from .._memory import GraphMemory
-    from .._models import ExtractedFact, IngestResult
     from ..retrieve.retriever import RawSearch, RetrievalConfig
 
 __all__ = ["USAGE_KINDS", "Usage", "apply_usage", "usage_for"]
@@ -416,23 +414,3 @@ def apply_usage(
         return result
 
     return attach
-
-
-def pin_stated(
-    memory: GraphMemory, result: IngestResult, group_id: str, fact: ExtractedFact,
-    source: str | None,
-) -> None:
-    """Pin the fact that ``add_fact(..., pinned=True)``'s episode states (new or known)."""
-    from ..retrieve.reads import entity_ids
-
-    ids = entity_ids(memory._ready, group_id, fact.subject)
-    stated = [
-        f
-        for f in memory.store.list_facts(
-            group_id, entity_ids=ids, predicate=fact.predicate, view=None, subject_only=True
-        )
-        if result.episode_id in f.episode_ids
-    ]
-    if not stated:
-        raise InputError(f"add_fact stored no fact to pin ({result.status})")
-    memory.pin(max(stated, key=lambda f: f.recorded_at).id, group_id=group_id, source=source)

@@ -20,9 +20,9 @@ than set to ``None``. Embeddings are left out (they are in the JSONL export).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._errors import ConfigError, InputError
 from .._time import now_ms, parse_datetime, require_aware, to_ms
@@ -30,9 +30,9 @@ from .._time import now_ms, parse_datetime, require_aware, to_ms
 if TYPE_CHECKING:
     import networkx as nx
 
-    from .._memory import GraphMemory
+    from ..store._base import GraphStore
 
-__all__ = ["NETWORKX_HINT", "graph_from_rows", "require_networkx", "to_networkx"]
+__all__ = ["NETWORKX_HINT", "GraphSource", "graph_from_rows", "require_networkx", "to_networkx"]
 
 NETWORKX_HINT = "pip install 'graphmem[networkx]'"
 _LABEL_MAX = 80
@@ -50,8 +50,16 @@ def require_networkx() -> Any:
     return networkx
 
 
+class GraphSource(Protocol):
+    """What the graph view reads of a memory (``GraphMemory`` is one)."""
+
+    store: GraphStore
+
+    def export(self, *, group_id: str | None = None) -> Iterator[dict[str, Any]]: ...
+
+
 def to_networkx(
-    memory: GraphMemory,
+    memory: GraphSource,
     *,
     group_id: str | None,
     as_of: datetime | None,

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from graphmem import ExtractionError, __version__
-from graphmem.cli import app, cli, main
+from graphmem.cli import cli, main, shared
 from graphmem.extract.structured import StructuredExtractor
 
 ENV_VARS = ("GRAPHMEM_STORE", "GRAPHMEM_GROUP", "GRAPHMEM_EMBEDDER", "GRAPHMEM_LLM_MODEL",
@@ -135,6 +135,9 @@ def test_empty_group_is_a_usage_error(run: Cli) -> None:
 
 # ------------------------------------------------------------------------------- db
 def test_db_status_and_migrate(run: Cli) -> None:
+    missing = run("db", "status")
+    assert missing.exit_code == 1 and "graphmem init" in missing.stderr
+    sqlite3.connect(run.store.removeprefix("sqlite:///")).close()  # a file with no schema yet
     status = run.json("db", "status")
     assert status["pending"] >= 1
     assert all(m["applied_at"] is None for m in status["migrations"])
@@ -194,7 +197,7 @@ def test_history_shows_the_supersession_chain(loaded: Cli) -> None:
 
 def test_history_bad_predicate_is_an_error(loaded: Cli) -> None:
     result = loaded("history", "arm-1", "--predicate", "Lives In!")
-    assert result.exit_code == 1 and result.stderr.startswith("Error: ")
+    assert result.exit_code == 2 and result.stderr.startswith("Error: ")  # invalid input
 
 
 def test_recall_table_context_and_json(loaded: Cli) -> None:
@@ -244,7 +247,7 @@ def test_recall_filters(loaded: Cli) -> None:
         (["--known-at", "2024-13-01"], "is not a date"),
         (["--filter", "success"], "expected PATH=VALUE"),
         (["--filter", "=3"], "expected PATH=VALUE"),
-        (["--filter", "a<true"], "needs a number or string"),
+        (["--filter", "a<true"], "compares with a number, a date"),
         (["-k", "0"], "-k"),
         (["--hops", "9"], "--hops"),
         (["--context", "--json"], "exclusive"),
@@ -283,7 +286,7 @@ def test_forget_entity_with_yes(loaded: Cli) -> None:
 
 
 def test_forget_asks_on_a_terminal(loaded: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app, "_stdin_is_tty", lambda: True)
+    monkeypatch.setattr(shared, "stdin_is_tty", lambda: True)
     declined = loaded("forget", "--entity", "gripper-7", input="n\n")
     assert declined.exit_code == 1 and "Aborted" in declined.stderr
     assert loaded.json("facts", "--entity", "gripper-7")

@@ -135,17 +135,18 @@ def test_import_invalid_file_lists_lines_and_writes_nothing(tmp_path: Path) -> N
     result = invoke(tmp_path / "b.db", "import", str(bad))
     assert result.exit_code == 2
     lines = result.stderr.splitlines()
-    assert lines[0] == f"{bad}:2: invalid JSON: Expecting value"
-    assert lines[1].startswith(f"{bad}:3: type: expected an export row")
-    assert lines[2].startswith(f"{bad}:4: type:")
-    assert "nothing was imported" in lines[3]
+    assert lines[0] == f"{bad}:1: an empty episode row (it has only its type)"
+    assert lines[1] == f"{bad}:2: invalid JSON: Expecting value"
+    assert lines[2].startswith(f"{bad}:3: type: expected an export row")
+    assert lines[3].startswith(f"{bad}:4: type:")
+    assert "nothing was imported" in lines[4]
 
 
 def test_import_rows_that_are_not_an_export(tmp_path: Path) -> None:
     bad = tmp_path / "odd.jsonl"
     bad.write_text('{"type": "fact", "id": "f1"}\n', encoding="utf-8")
     result = invoke(tmp_path / "b.db", "import", str(bad))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # invalid input
     assert "not a graphmem export" in result.stderr and "Traceback" not in result.stderr
 
 

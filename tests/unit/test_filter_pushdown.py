@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from graphmem import GraphMemory, HashEmbedder
-from graphmem.retrieve.filters import matches, parse_filters
+from graphmem._filters import matches, parse_filters
 from graphmem.retrieve.retriever import RetrievalConfig, Retriever
 
 G = "flt"

@@ -219,10 +219,12 @@ def test_directory_ingest_reports_files_it_does_not_read(run: Cli, tmp_path: Pat
     result = run("ingest", "logs")
     assert result.exit_code == 0, result.output
     skipped = [line for line in result.stderr.splitlines() if line.startswith("skipped: ")]
-    assert [line.split(": ")[1] for line in skipped] == ["logs/app.log", "logs/sub/b.csv"]
-    assert "not an input file" in skipped[0] and "name the file itself" in skipped[0]
+    listed = ["logs/.hidden.log", "logs/app.log", "logs/sub/b.csv"]
+    assert [line.split(": ")[1] for line in skipped] == listed
+    assert "hidden" in skipped[0] and "name the file itself" in skipped[0]
+    assert "not an input file" in skipped[1] and "name the file itself" in skipped[1]
     data = run.json("ingest", "logs")
-    assert [s["file"] for s in data["skipped_files"]] == ["logs/app.log", "logs/sub/b.csv"]
+    assert [s["file"] for s in data["skipped_files"]] == listed
     assert run("ingest", "logs/app.log").exit_code == 0  # a file named itself is read
 
 

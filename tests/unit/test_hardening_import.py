@@ -82,7 +82,7 @@ def test_cli_refuses_valid_to_before_valid_from_naming_the_line(
     (tmp_path / "dump.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     result = invoke(tmp_path / "dst.db", "import", "dump.jsonl")
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output  # invalid input
     assert result.stderr.strip() == (
         f"Error: dump.jsonl: row {number + 1} (type fact, id {fact['id']}): valid_to "
         "1999-01-01T00:00:00.000Z is before valid_from 2023-11-02T00:00:00.000Z; "

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from graphmem import GraphMemError, GraphMemory
-from graphmem.retrieve.filters import matches, parse_filters
+from graphmem._filters import matches, parse_filters
 from tests.helpers.reliability import snapshot
 
 EXAMPLES = int(os.environ.get("GRAPHMEM_FUZZ_EXAMPLES", "100"))

@@ -178,10 +178,14 @@ def via_facts_subject_object_value_statement(mem: GraphMemory, guard: Guard, nam
 def via_recall_queries_and_filters(mem: GraphMemory, guard: Guard, name: str) -> None:
     text = ALL[name]
     mem.add_fact("Erin", "likes", "Paris", group_id="inj", valid_from=BASE)
-    result = mem.recall(text, group_id="inj", k=20)  # any query string is a query
-    assert all(h.group_id == "inj" for h in result.facts)
-    base = mem.recall(text, group_id="base", k=20)
-    assert all(h.group_id == "base" for h in base.facts)
+    if not text.strip():  # an empty query asks for nothing: an input error
+        with pytest.raises(InputError):
+            mem.recall(text, group_id="inj", k=20)
+    else:  # any other query string is a query
+        result = mem.recall(text, group_id="inj", k=20)
+        assert all(h.group_id == "inj" for h in result.facts)
+        base = mem.recall(text, group_id="base", k=20)
+        assert all(h.group_id == "base" for h in base.facts)
     for filters in (
         {"success": {"$in": [text]}}, {"success": text}, {"params.force": {"$lt": text}}
     ):

@@ -162,6 +162,9 @@ class LLMExtractor:
         if timeout <= 0:
             raise ConfigError(f"timeout must be positive, got {timeout}")
         self.model = model.strip()
+        # The openai client reads OPENAI_BASE_URL itself when no base_url is given; taking it
+        # here too makes errors name the endpoint actually called, not api.openai.com.
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL", "").strip() or None
         self.base_url = base_url
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
@@ -206,7 +209,8 @@ class LLMExtractor:
             )
         rpm = _setting_number(settings, "llm_requests_per_minute", "GRAPHMEM_LLM_RPM")
         tpm = _setting_number(settings, "llm_tokens_per_minute", "GRAPHMEM_LLM_TPM")
-        endpoint = settings.llm_base_url or "api.openai.com"
+        endpoint = (settings.llm_base_url or os.environ.get("OPENAI_BASE_URL", "").strip()
+                    or "api.openai.com")
         limiter = shared_rate_limiter(endpoint, settings.llm_model, rpm, tpm)
         return cls(
             settings.llm_model,

@@ -123,7 +123,7 @@ from .sentences import (
     _sentences,
 )
 from .text import _NORMALIZE, _squash, _strip_lead
-from .words import ENTITY, ORG, PERSON, PLACE
+from .words import ENTITY, ORG, PERSON, PLACE, mask_unread, unread_script
 
 __all__ = ["ENTITY", "ORG", "PERSON", "PLACE", "RulesExtractor"]
 
@@ -137,7 +137,21 @@ class RulesExtractor:
     def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
         drafts = self._drafts(episode, context, use_previous=True)
         facts = [_to_fact(d, d.predicate not in context.predicates) for d in drafts]
-        return Extraction(entities=_entities(drafts), facts=facts)
+        warnings: list[str] = []
+        unread = None if facts else unread_script(_episode_text(episode) or "")
+        if unread is not None:
+            # Nothing read, and the text holds what the patterns cannot read (a script they do
+            # not list, an emoji). When the same text with that part as a plain name gives a
+            # fact, the script is why there is none: say so, not a silent "0 facts".
+            masked = episode.model_copy(update={"content": mask_unread(episode.content)})
+            if self._drafts(masked, context, use_previous=False):
+                warnings.append(
+                    f"no fact: script not supported ({unread!r} U+{ord(unread):04X}; the rules "
+                    "extractor reads names in Latin, Greek, Cyrillic, Armenian, Georgian, "
+                    "Hebrew, Arabic, Devanagari, Thai, CJK, kana and Hangul, in English "
+                    "sentences)"
+                )
+        return Extraction(entities=_entities(drafts), facts=facts, warnings=warnings)
 
     # ------------------------------------------------------------------ episode level
     def _drafts(

@@ -13,7 +13,15 @@ from functools import lru_cache
 from ..._errors import PredicateError
 from ..._ids import entity_key
 from ..._predicates import normalize_predicate
-from .words import _BAD_OBJECT_START, _FIXED_PHRASES, _MAX_OBJECT_WORDS, _PRONOUNS, _STATUS
+from .words import (
+    _BAD_OBJECT_START,
+    _FIXED_PHRASES,
+    _MAX_OBJECT_WORDS,
+    _PRONOUNS,
+    _STATUS,
+    ANY_LETTER,
+    NAME_START,
+)
 
 # Typographic quotes, ellipses and odd spaces become ASCII so that one pattern covers both.
 _NORMALIZE = str.maketrans(
@@ -44,8 +52,9 @@ _LEAD = re.compile(
 # A capitalised run is a place or organisation name ("New York City", "Bank of America"): it ends
 # at the first lowercase word, so "Osaka with my cat" gives Osaka.
 _CAPRUN = re.compile(
-    r"(?:[Tt]he\s+)?(?!I\b)[A-Z0-9][\w'&.-]*"
-    r"(?:\s+(?:(?:of|de|da|del|der|du|la|le|los|las|am|upon|the|&)\s+)*(?!I\b)[A-Z0-9][\w'&.-]*)*"
+    rf"(?:[Tt]he\s+)?(?!I\b)[{NAME_START}0-9][\w'&.-]*"
+    r"(?:\s+(?:(?:of|de|da|del|der|du|la|le|los|las|am|upon|the|&)\s+)*"
+    rf"(?!I\b)[{NAME_START}0-9][\w'&.-]*)*"
 )
 _PUNCT_STOP = r"\s*(?:[,;:()!?\"]|\.(?=\s|$)|\s[-–—]+\s|\s*[:;]-?[)(DP])"
 # Where a lowercase object ends: punctuation, a preposition or conjunction, a filler. Places stop
@@ -102,8 +111,8 @@ _BARE_LEAD = re.compile(
     r"^(?:(?i:it's|it\s+is|it\s+was|that's|that\s+is|i\s+meant|i\s+mean|rather|instead)\s+)+"
 )
 _ARTICLE = re.compile(r"^(?i:a|an)\s+")
-# An object needs at least one letter or digit.
-_WORD = re.compile(r"[A-Za-z0-9]")
+# An object needs at least one letter or digit (of any script).
+_WORD = ANY_LETTER
 
 
 # ----------------------------------------------------------------------------- readers

@@ -8,6 +8,7 @@ changes what the extractor reads, so each list says what it is for.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Final
 
@@ -15,6 +16,69 @@ PERSON: Final = "Person"
 PLACE: Final = "Place"
 ORG: Final = "Organization"
 ENTITY: Final = "entity"
+
+
+
+def _latin_capitals() -> str:
+    """The accented Latin capitals (À, Ł, Ş, Ž …), from the Latin blocks past ASCII."""
+    blocks = [*range(0xC0, 0x250), *range(0x1E00, 0x1F00)]
+    return "".join(chr(c) for c in blocks if unicodedata.category(chr(c)) in ("Lu", "Lt"))
+
+
+# A letter that can start a name ("Osaka", "Москва", "Ἀθῆναι", "北京", "서울"): a capital of
+# the cased scripts (Latin, Greek, Cyrillic, Armenian, Georgian) or any letter of the scripts
+# without case (CJK ideographs, kana, Hangul, Hebrew, Arabic, Devanagari, Thai). The body of a
+# regex character class; the patterns put it where ASCII ``A-Z`` started a name. Scripts not
+# listed, symbols and emoji give no fact, and the extractor says so on the episode.
+NAME_START: Final = (
+    "A-Z" + _latin_capitals()
+    + "\u0386\u0388-\u038f\u0391-\u03ab\u1f08-\u1f0f\u1f18-\u1f1d\u1f28-\u1f2f"  # Greek
+    + "\u0400-\u042f\u0460\u0462\u0464\u0466\u0468\u046a"  # Cyrillic capitals
+    + "\u0531-\u0556\u10a0-\u10c5\u10d0-\u10fa"  # Armenian, Georgian
+    + "\u05d0-\u05ea\u0620-\u064a\u0671-\u06d3\u0904-\u0939\u0e01-\u0e30"  # Hebrew, Arabic,
+    # Devanagari, Thai
+    + "\u3041-\u3096\u30a1-\u30fa\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3"  # kana, CJK, Hangul
+)
+# A letter or digit of any script: what makes a span a name at all.
+ANY_LETTER: Final = re.compile(r"[^\W_]")
+_READ_SCRIPTS = re.compile(f"[{NAME_START}]")
+_READ_LOWER = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "GEORGIAN")
+
+
+def unread_char(char: str) -> bool:
+    """Whether the rules extractor cannot read a name made of ``char``: a letter or digit of a
+    script ``NAME_START`` does not list, or a symbol (emoji, ✓, ©)."""
+    if ord(char) < 0x80 or char.isspace() or _READ_SCRIPTS.match(char):
+        return False
+    category = unicodedata.category(char)
+    if category[0] == "S":
+        return True
+    if category[0] not in "LN":
+        return False
+    # A lowercase letter of a script NAME_START reads (é, ж, α) is part of a name.
+    return unicodedata.name(char, "").split(" ")[0] not in _READ_LOWER
+
+
+def unread_script(text: str) -> str | None:
+    """The first character of ``text`` the rules extractor cannot read names in, or ``None``."""
+    return next((char for char in text if unread_char(char)), None)
+
+
+def mask_unread(text: str, placeholder: str = "Xy") -> str:
+    """``text`` with each run of unreadable characters (and the marks that follow them) put as
+    one ``placeholder`` name: whether a fact would have been read but for the script."""
+    out: list[str] = []
+    in_run = False
+    for char in text:
+        if unread_char(char) or (in_run and unicodedata.category(char)[0] == "M"):
+            if not in_run:
+                out.append(placeholder)
+            in_run = True
+            continue
+        in_run = False
+        out.append(char)
+    return "".join(out)
+
 
 # A pattern match is good evidence but not an LLM's judgement; "I left X" with nothing saying
 # what X is (employer or city) is weaker still.

@@ -9,8 +9,8 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..._filters import Condition, driving, equal_texts
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
-from ...retrieve.filters import Condition, driving, equal_texts
 from .._base import EpisodeRow, LinkRow, TimeView, breadth_first, episode_record
 from .rows import cypher_condition, episode_row, fact_record, link, link_order, view_params
 from .runner import BoltRunner, chunks

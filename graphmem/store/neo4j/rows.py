@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 from neo4j import Record
 
+from ..._filters import Condition, equal_texts, finite_number, value_texts, widen
 from ..._ids import entity_key
 from ..._models import FactRecord
 from ..._time import from_ms
-from ...retrieve.filters import Condition, equal_texts, finite_number, value_texts, widen
 from .._base import EntityRow, EpisodeRow, FactRow, LinkRow, TimeView, Vector
 from .._vectors import quantize
 from .search import group_token

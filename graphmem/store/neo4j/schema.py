@@ -154,6 +154,12 @@ class Schema:
 
     def migration_status(self) -> list[MigrationInfo]:
         done = self._applied()
+        newest = max(version for version, _, _ in MIGRATIONS)
+        if done and max(done) > newest:
+            raise SchemaError(
+                f"{self._bolt.config.url} was written by a newer graphmem (schema "
+                f"v{max(done)}, this one knows v{newest}); upgrade graphmem"
+            )
         return [MigrationInfo(v, name, done.get(v)) for v, name, _ in MIGRATIONS]
 
     # ------------------------------------------------------------------ meta

@@ -54,9 +54,9 @@ from typing import Any, TypeVar
 import neo4j
 from neo4j import ManagedTransaction
 
+from ..._filters import Condition
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
 from ..._time import utcnow
-from ...retrieve.filters import Condition
 from .._base import EpisodeRow, LinkRow, MigrationInfo, StoreReader, TimeView, Vector, WritePlan
 from .browser import browser_instructions
 from .dialect import Dialect

@@ -5,17 +5,62 @@ connection's own commits (which ``PRAGMA data_version`` does not see)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+import types
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..._errors import SchemaError, StoreError
-from .schema import create_vocab_tables
+from .fts_vocab import create_vocab_tables
 
-__all__ = ["SQLiteDB"]
+__all__ = ["SQLiteDB", "sqlite_error", "store_errors"]
+
+C = TypeVar("C", bound=type)
+
+
+def sqlite_error(path: str, exc: sqlite3.Error) -> StoreError:
+    """The ``StoreError`` for a SQLite failure; a damaged file says how to get it back."""
+    if getattr(exc, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        return StoreError(
+            f"the store {path} is damaged (SQLite says: {exc}); restore it from a backup, or "
+            f"recover what is left with `sqlite3 {path} .recover`"
+        )
+    return StoreError(f"SQLite error on {path}: {exc}")
+
+
+def store_errors(cls: C) -> C:
+    """Make every public method of a SQLite store class raise ``StoreError`` for what SQLite
+    raises (a damaged page met half-way through a read, a full disk), iterators included: no
+    ``sqlite3`` exception reaches the caller, whichever part of the store met it."""
+
+    def guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                result = method(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                raise sqlite_error(self.path, exc) from exc
+            if isinstance(result, types.GeneratorType):
+                return _guarded_iter(self.path, result)
+            return result
+
+        return call
+
+    for name, attr in list(vars(cls).items()):
+        if not name.startswith("_") and isinstance(attr, types.FunctionType):
+            setattr(cls, name, guarded(attr))
+    return cls
+
+
+def _guarded_iter(path: str, rows: Iterator[Any]) -> Iterator[Any]:
+    try:
+        yield from rows
+    except sqlite3.Error as exc:
+        raise sqlite_error(path, exc) from exc
 
 
 class SQLiteDB:
@@ -152,15 +197,21 @@ class SQLiteDB:
         try:
             return self.conn.execute(sql, params)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"SQLite error on {self.path}: {exc}") from exc
+            raise sqlite_error(self.path, exc) from exc
 
     def fetch_one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         with self.lock:
-            return self.execute(sql, params).fetchone()
+            try:
+                return self.execute(sql, params).fetchone()
+            except sqlite3.DatabaseError as exc:  # met while stepping through the rows
+                raise sqlite_error(self.path, exc) from exc
 
     def fetch_all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self.lock:
-            return self.execute(sql, params).fetchall()
+            try:
+                return self.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise sqlite_error(self.path, exc) from exc
 
     def get_meta(self, key: str) -> str | None:
         row = self.fetch_one("SELECT value FROM graphmem_meta WHERE key = ?", (key,))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...retrieve.filters import Condition, driving, equal_texts, finite_number, plain_text, widen
+from ..._filters import Condition, driving, equal_texts, finite_number, plain_text, widen
 from .._base import TimeView
 from .rows import VIEW_SQL
 

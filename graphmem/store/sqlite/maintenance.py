@@ -122,8 +122,8 @@ class Maintenance:
             "facts": count(f"SELECT count(*) FROM facts {where}"),
             "facts_current": count(
                 f"SELECT count(*) FROM facts {where} {and_} expired_at IS NULL "
-                "AND (valid_to IS NULL OR valid_to > ?)",
-                [now],
+                "AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)",
+                [now, now],
             ),
             "facts_expired": count(
                 f"SELECT count(*) FROM facts {where} {and_} expired_at IS NOT NULL"

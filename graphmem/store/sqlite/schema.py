@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 from ..._errors import SchemaError
 from ..._time import to_ms, utcnow
 from .._base import MigrationInfo
+from .fts_vocab import create_vocab_tables
 
 if TYPE_CHECKING:
     from .db import SQLiteDB
 
-__all__ = ["MIGRATIONS", "create_vocab_tables", "migrate", "migration_status"]
+__all__ = ["MIGRATIONS", "migrate", "migration_status"]
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
@@ -329,18 +330,6 @@ def _check_migrated_read_only(db: SQLiteDB, conn: sqlite3.Connection) -> None:
         )
 
 
-def create_vocab_tables(conn: sqlite3.Connection) -> None:
-    """The full-text vocabularies (``temp.<table>_vocab``) whose document frequencies
-    the text search's term plan reads: temporary tables, so made again on each connection."""
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    for table in ("facts", "entities", "episodes"):
-        if f"{table}_fts" in tables:
-            conn.execute(
-                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab "
-                f"USING fts5vocab(main, '{table}_fts', 'row')"
-            )
-
-
 def migration_status(db: SQLiteDB) -> list[MigrationInfo]:
     with db.lock:
         try:
@@ -349,6 +338,14 @@ def migration_status(db: SQLiteDB) -> list[MigrationInfo]:
             )
         except sqlite3.OperationalError:
             rows = {}
+    newest = max(version for version, _, _ in MIGRATIONS)
+    if rows and max(rows) > newest:
+        # Listing the migrations this graphmem knows would say "up to date" of a store it
+        # cannot read.
+        raise SchemaError(
+            f"{db.path} was written by a newer graphmem (schema v{max(rows)}, this one knows "
+            f"v{newest}); upgrade graphmem"
+        )
     return [MigrationInfo(v, name, rows.get(v)) for v, name, _ in MIGRATIONS]
 
 

@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..._errors import StoreError
+from ..._filters import Condition
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
-from ...retrieve.filters import Condition
 from .._base import EpisodeRow, LinkRow, MigrationInfo, StoreReader, TimeView, Vector, WritePlan
 from .._vectors import VectorMatrix
-from .db import SQLiteDB
+from .db import SQLiteDB, store_errors
 from .filter import filter_candidates
 from .maintenance import Maintenance, purge_deleted, truncate_wal
 from .reader import Reader, next_write_seq
@@ -51,6 +51,7 @@ def _postings() -> int:
     return _POSTINGS
 
 
+@store_errors
 class SQLiteStore:
     """``GraphStore`` on one SQLite file. ``sqlite:///path/to/memory.db`` or ``:memory:``.
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import FilterError, PredicateError
-from .._predicates import normalize_predicate
+from ._errors import FilterError, PredicateError
+from ._predicates import normalize_predicate
 
 __all__ = [
     "SLACK",
