@@ -58,8 +58,11 @@ class Chromium:
         )
         self._ws: ClientConnection | None = None
         self._next_id = 0
+        self._stack = contextlib.ExitStack()
         try:
-            self._ws = connect(self._page_socket(), max_size=64 * 1024 * 1024, open_timeout=30)
+            self._ws = self._stack.enter_context(
+                connect(self._page_socket(), max_size=64 * 1024 * 1024, open_timeout=30)
+            )
         except BaseException:
             self.close()
             raise
@@ -158,7 +161,7 @@ class Chromium:
     def close(self) -> None:
         if self._ws is not None:
             with contextlib.suppress(OSError):
-                self._ws.close()
+                self._stack.close()
             self._ws = None
         if self._process.poll() is None:
             self._process.terminate()
