@@ -2,7 +2,13 @@
 
     python bench/cli_startup.py --baseline HEAD --out bench/results/cli_startup.json
     python bench/cli_startup.py --baseline HEAD --instructions   # + valgrind instruction counts
-    /tmp/default-venv/bin/python bench/cli_startup.py ...   # a default install (the 3 deps only)
+    python bench/cli_startup.py --baseline HEAD --venvs --out bench/results/cli_startup.json
+
+``--venvs`` builds two default installs in the temporary folder, each a fresh venv holding only
+the ``[project] dependencies`` of its tree's ``pyproject.toml`` (``before`` the baseline's,
+``after`` the working tree's), and runs each tree under its own: the figure for a user who runs
+``pip install graphmem`` before and after a change of the dependencies. Without it both trees
+run under the interpreter that runs this script (then run it from a default install).
 
 Each command runs ``--runs`` times as a fresh process (``python -m graphmem.cli ...``, what the
 ``graphmem`` console script runs) against a store made by the same code from ``examples/data``
@@ -48,6 +54,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import tomllib
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -88,6 +95,28 @@ def _distributions() -> int:
 
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def base_dependencies(pyproject: str) -> list[str]:
+    deps: list[str] = tomllib.loads(pyproject)["project"]["dependencies"]
+    return deps
+
+
+def make_venv(folder: Path, deps: Sequence[str]) -> Path:
+    """A fresh venv holding ``deps`` (and what they need) and nothing else; its python."""
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+    python = folder / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *deps],
+        check=True,
+    )
+    return python
+
+
+def distributions_of(python: Path) -> int:
+    code = "from importlib.metadata import distributions as d; print(sum(1 for _ in d()))"
+    out = subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True)
+    return int(out.stdout)
 
 
 def unpack(ref: str, into: Path) -> Path:
@@ -159,7 +188,9 @@ def instructions(argv: Sequence[str], env: dict[str, str], cwd: Path) -> int | N
     return int(found.group(1)) if found else None
 
 
-def modules(args: Sequence[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
+def modules(
+    python: Path, args: Sequence[str], env: dict[str, str], cwd: Path
+) -> dict[str, Any]:
     """What a command imports: graphmem modules, and which of the heavy packages."""
     if args[0] == "-c":
         run = f"exec({args[1]!r})\n"
@@ -174,7 +205,7 @@ def modules(args: Sequence[str], env: dict[str, str], cwd: Path) -> dict[str, An
         "atexit.register(report)\n" + run
     )
     err = subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True
+        [str(python), "-c", code], env=env, cwd=cwd, capture_output=True, text=True
     ).stderr
     line = next(x for x in err.splitlines() if x.startswith("MODULES "))
     loaded = json.loads(line[len("MODULES "):])
@@ -186,26 +217,29 @@ def modules(args: Sequence[str], env: dict[str, str], cwd: Path) -> dict[str, An
     }
 
 
-def make_store(tree: Path, folder: Path, env: dict[str, str]) -> None:
+def make_store(python: Path, folder: Path, env: dict[str, str]) -> None:
     for args in (["init"], ["ingest", str(ROOT / "examples" / "data")]):
         subprocess.run(
-            [sys.executable, "-m", "graphmem.cli", "-q", *args], env=env, cwd=folder,
+            [str(python), "-m", "graphmem.cli", "-q", *args], env=env, cwd=folder,
             check=True, stdout=subprocess.DEVNULL,
         )
 
 
 def bench_tree(
-    name: str, tree: Path, folder: Path, runs: int, count_instructions: bool
+    name: str, tree: Path, folder: Path, runs: int, count_instructions: bool, python: Path
 ) -> dict[str, Any]:
     store = folder / f"{name}.db"
     warm_cache = folder / f"pyc-{name}"
-    result: dict[str, Any] = {"tree": str(tree), "modes": {}}
-    make_store(tree, folder, environ(tree, store, "bytecode", warm_cache))
+    result: dict[str, Any] = {
+        "tree": str(tree), "python": str(python),
+        "distributions": distributions_of(python), "modes": {},
+    }
+    make_store(python, folder, environ(tree, store, "bytecode", warm_cache))
     for mode in ("bytecode", "source"):
         env = environ(tree, store, mode, warm_cache)
         entry: dict[str, Any] = {"load_avg_before": _load()}
         for command, args in COMMANDS.items():
-            argv = [sys.executable, *args]
+            argv = [str(python), *args]
             run_once(argv, env, folder)  # writes the bytecode cache in bytecode mode
             entry[command] = measure(argv, env, folder, runs)
             if count_instructions:
@@ -213,18 +247,20 @@ def bench_tree(
                     (instructions(argv, env, folder) or 0) / 1e6
                 )
             if mode == "bytecode":
-                entry[command]["imports"] = modules(args, env, folder)
+                entry[command]["imports"] = modules(python, args, env, folder)
             print(f"{name} {mode} {command}: {entry[command]}", file=sys.stderr, flush=True)
         entry["load_avg_after"] = _load()
         result["modes"][mode] = entry
     return result
 
 
-def references(folder: Path, runs: int, count_instructions: bool) -> dict[str, Any]:
+def references(
+    folder: Path, runs: int, count_instructions: bool, python: Path
+) -> dict[str, Any]:
     env = environ(folder, folder / "none.db", "bytecode", folder / "pyc-reference")
     out: dict[str, Any] = {}
     for label, code in REFERENCES.items():
-        argv = [sys.executable, "-c", code]
+        argv = [str(python), "-c", code]
         run_once(argv, env, folder)
         out[label] = measure(argv, env, folder, runs)
         if count_instructions:
@@ -258,6 +294,10 @@ def markdown(report: dict[str, Any]) -> str:
     refs = report["references"]
     lines.append("")
     lines.append(
+        f"Distributions installed: before {report['trees']['before']['distributions']}, "
+        f"after {report['trees']['after']['distributions']}."
+    )
+    lines.append(
         "Reference points (bytecode cached): "
         + ", ".join(
             f"{label} {r['cpu_s_median']:.2f} s"
@@ -278,11 +318,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--instructions", action="store_true",
                         help="also count instructions under valgrind (deterministic)")
+    parser.add_argument("--venvs", action="store_true",
+                        help="run each tree in a fresh venv of its own base dependencies")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="graphmem-startup-"))
     try:
         baseline = unpack(args.baseline, folder / "before")
+        pythons = {"before": Path(sys.executable), "after": Path(sys.executable)}
+        if args.venvs:
+            old = subprocess.run(
+                ["git", "-C", str(ROOT), "show", f"{args.baseline}:pyproject.toml"],
+                check=True, capture_output=True, text=True,
+            ).stdout
+            new = (ROOT / "pyproject.toml").read_text()
+            for name, text in (("before", old), ("after", new)):
+                pythons[name] = make_venv(folder / f"venv-{name}", base_dependencies(text))
         commit = subprocess.run(
             ["git", "-C", str(ROOT), "rev-parse", "--short", args.baseline],
             check=True, capture_output=True, text=True,
@@ -292,11 +343,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             "date": datetime.now().strftime("%Y-%m-%d"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
             f"{platform.python_version()}, load average at start {_load()}",
-            "python": f"{sys.executable} ({_distributions()} distributions installed; a default "
-            "install has graphmem's 3 dependencies and theirs)",
+            "python": (
+                "each tree in a fresh venv of its pyproject's base dependencies"
+                if args.venvs else f"{sys.executable} ({_distributions()} distributions)"
+            ),
             "before": f"git {args.baseline} ({commit})",
             "after": "working tree (a copy of graphmem/ at the time of the run)",
-            "references": references(folder, args.runs, args.instructions),
+            "references": references(
+                folder, args.runs, args.instructions, pythons["after"]
+            ),
             "trees": {},
         }
         after = folder / "after"
@@ -308,7 +363,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             if (ROOT / data).is_dir():
                 shutil.copytree(ROOT / data, after / data)
         for name, tree in (("before", baseline), ("after", after)):
-            report["trees"][name] = bench_tree(name, tree, folder, args.runs, args.instructions)
+            report["trees"][name] = bench_tree(
+                name, tree, folder, args.runs, args.instructions, pythons[name]
+            )
         report["load_avg_end"] = _load()
         report["markdown"] = markdown(report)
         print(report["markdown"])

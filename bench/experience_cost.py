@@ -1,37 +1,51 @@
-"""Experience memory cost: graphmem vs robotmem 0.1.3 on the same FetchPush-like episodes.
+"""Experience memory cost at scale: graphmem vs robotmem 0.1.3 on the same FetchPush-like attempts.
 
-    python bench/experience_cost.py --out bench/results/experience_cost.json   # 2,000 x 3
-    python bench/experience_cost.py --quick                                    # 300 x 1 smoke
+    python bench/experience_cost.py --sizes 200,2000,20000,100000 --workdir /tmp/xc \\
+        --out bench/results/experience_cost.json
+    python bench/experience_cost.py --quick                        # 200 and 1,000: a smoke run
 
-Both libraries get the same N structured push episodes (task text, state, params, outcome and a
-50-step trajectory payload) and the same hashed n-gram vectors (graphmem's ``HashEmbedder(384)``,
-wrapped into robotmem's ``Embedder`` protocol; robotmem's default fastembed model is never
-loaded). Each episode is stored in both, one call each, the order alternating; at 200 and at N
-stored episodes both answer the same recall list ("successful attempts on this object, nearest
-first": graphmem ``recall_experiences(..., state={"object_pos"}, k=5, outcome="success_only")``,
-robotmem ``recall(n=5, context_filter={"task.success": True}, spatial_sort=object_pos)``), again
-alternating, after a few warm-up calls. DB bytes are the SQLite file plus ``-wal``/``-shm`` after a
-``PRAGMA wal_checkpoint(TRUNCATE)`` from a separate connection. The whole run repeats
-``--repeats`` times on fresh stores; the summary is the median across repeats.
+Both libraries get the same structured push attempts (task text, state, params, outcome and a
+50-step trajectory payload) and the same hashed n-gram vectors (graphmem's ``HashEmbedder(384)``
+behind robotmem's ``Embedder`` protocol; robotmem's fastembed model is never loaded). The stores
+grow to each size in turn and are measured there, so the data is built once (``--workdir``
+keeps the stores and the figures of each size done: a run that stops resumes at the next size).
 
-robotmem loads sqlite-vec through ``Connection.enable_load_extension``, which this Python's
-``sqlite3`` lacks; robotmem is therefore imported with ``pysqlite3`` as its ``sqlite3`` (built from
-source, ``pip install --no-binary pysqlite3 pysqlite3``, so both libraries run the same system
-libsqlite3). Without it robotmem silently runs BM25-only; the bench refuses that.
+At each size, for each library:
+
+- **warm recall**: ``--queries`` recalls, calls alternating between the libraries, after a few
+  warm-up calls: "the 5 successful attempts on this object nearest a target position"
+  (graphmem ``recall_experiences(text, state={"object_pos": …}, k=5, outcome="success_only")``,
+  robotmem ``recall(text, n=5, context_filter={"task.success": True}, spatial_sort=…)``);
+  **overlap@5**: the share of the 5 returned that are among the 5 truly nearest successes on
+  that object (a brute-force search over every stored attempt, Euclidean on ``object_pos``);
+- **loop**: ``LOOP`` store-then-recall cycles (one new attempt stored, then one recall), the
+  libraries alternating; store and recall latencies (the recall right after a store);
+- **cold**: a new process per library (``--cold``) opens the store and times its first recall,
+  then makes 20 more and reports its resident memory (VmRSS) and its peak (VmHWM); three
+  processes per library, alternating, median; the OS page cache is warm;
+- **disk**: the SQLite file plus ``-wal``/``-shm`` after ``PRAGMA wal_checkpoint(TRUNCATE)``.
+
+Building the stores (not the measured stores): graphmem takes the attempts through
+``add_episodes`` in chunks (the same ingest, index entries and facts as ``add_experience``, one
+transaction per chunk), robotmem through ``learn`` with its duplicate check switched off (the
+attempts are distinct; the check searches the store on every call and would make a 100,000
+build take hours). The loop's stores are the libraries' ordinary calls, checks included.
+
+robotmem loads sqlite-vec through ``Connection.enable_load_extension``: run this with a Python
+whose ``sqlite3`` has it (a Debian ``/usr/bin/python3.11`` venv), else robotmem is imported with
+``pysqlite3`` (``pip install --no-binary pysqlite3 pysqlite3``). Without sqlite-vec robotmem
+silently runs BM25-only; the bench refuses that (``robotmem_vec_loaded``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import cProfile
 import hashlib
 import importlib.metadata as md
-import io
 import json
 import os
 import platform
-import pstats
 import shutil
 import sqlite3
 import statistics
@@ -39,15 +53,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing here may reach for a model download
-
-from graphmem import GraphMemory, HashEmbedder
 
 DIM = 384
 COLLECTION = "bench"
@@ -63,71 +76,73 @@ QUERY_FORMS = [
 ]
 STEPS = 50
 WARMUP = 5
-LOOP = 50  # store-then-recall cycles at N
+LOOP = 50  # store-then-recall cycles at each size
+COLD_RECALLS = 20
+COLD_RUNS = 3
+EXTRA_BASE = 10_000_000  # the loop's attempts: indices no build reaches
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 # ---------------------------------------------------------------------------------- workload
-def make_episodes(n: int, seed: int = 11) -> list[dict[str, Any]]:
-    """n FetchPush-like attempts: success depends on force, offset and speed."""
-    rng = np.random.default_rng(seed)
-    out: list[dict[str, Any]] = []
-    for i in range(n):
-        obj = OBJECTS[int(rng.integers(len(OBJECTS)))]
-        object_pos = [float(rng.uniform(1.1, 1.5)), float(rng.uniform(0.5, 1.0)), 0.425]
-        goal_pos = [float(rng.uniform(1.1, 1.5)), float(rng.uniform(0.5, 1.0)), 0.425]
-        gripper_pos = [
-            object_pos[0] + float(rng.normal(0, 0.1)),
-            object_pos[1] + float(rng.normal(0, 0.1)),
-            0.55 + float(rng.uniform(0, 0.05)),
-        ]
-        force = float(rng.uniform(0.2, 1.0))
-        offset = [float(rng.normal(0, 0.03)), float(rng.normal(0, 0.03)),
-                  float(rng.uniform(0.0, 0.08))]
-        speed = float(rng.uniform(0.1, 0.6))
-        p = 0.85 if 0.45 < force < 0.9 else 0.25
-        p *= 1.0 if abs(offset[0]) + abs(offset[1]) < 0.05 else 0.5
-        p *= 1.0 if speed < 0.45 else 0.7
-        success = bool(rng.random() < p)
-        final_distance = float(rng.uniform(0.004, 0.05) if success else rng.uniform(0.05, 0.35))
-        steps = int(rng.integers(18, STEPS)) if success else STEPS
-        reward = -float(steps - (8 if success else 0)) / STEPS
-        end = [
-            goal_pos[0] + float(rng.normal(0, final_distance / 2)),
-            goal_pos[1] + float(rng.normal(0, final_distance / 2)),
-            0.425,
-        ]
-        t = np.linspace(0.0, 1.0, STEPS)[:, None]
-        half = np.clip(t * 2, 0, 1)
-        rest = np.clip(t * 2 - 1, 0, 1)
-        path = (np.array(gripper_pos) * (1 - half) + np.array(object_pos) * half) * (rest == 0)
-        path = path + (np.array(object_pos) * (1 - rest) + np.array(end) * rest) * (rest > 0)
-        path = path + rng.normal(0, 0.002, path.shape)
-        out.append({
-            "idx": i,
-            "task": f"push the {obj} to the target",
+def make_episode(i: int, seed: int = 11) -> dict[str, Any]:
+    """Attempt ``i`` (random access: its own generator): success depends on force, offset and
+    speed."""
+    rng = np.random.default_rng([seed, i])
+    obj = OBJECTS[int(rng.integers(len(OBJECTS)))]
+    object_pos = [float(rng.uniform(1.1, 1.5)), float(rng.uniform(0.5, 1.0)), 0.425]
+    goal_pos = [float(rng.uniform(1.1, 1.5)), float(rng.uniform(0.5, 1.0)), 0.425]
+    gripper_pos = [
+        object_pos[0] + float(rng.normal(0, 0.1)),
+        object_pos[1] + float(rng.normal(0, 0.1)),
+        0.55 + float(rng.uniform(0, 0.05)),
+    ]
+    force = float(rng.uniform(0.2, 1.0))
+    offset = [float(rng.normal(0, 0.03)), float(rng.normal(0, 0.03)),
+              float(rng.uniform(0.0, 0.08))]
+    speed = float(rng.uniform(0.1, 0.6))
+    p = 0.85 if 0.45 < force < 0.9 else 0.25
+    p *= 1.0 if abs(offset[0]) + abs(offset[1]) < 0.05 else 0.5
+    p *= 1.0 if speed < 0.45 else 0.7
+    success = bool(rng.random() < p)
+    final_distance = float(rng.uniform(0.004, 0.05) if success else rng.uniform(0.05, 0.35))
+    steps = int(rng.integers(18, STEPS)) if success else STEPS
+    reward = -float(steps - (8 if success else 0)) / STEPS
+    end = [
+        goal_pos[0] + float(rng.normal(0, final_distance / 2)),
+        goal_pos[1] + float(rng.normal(0, final_distance / 2)),
+        0.425,
+    ]
+    t = np.linspace(0.0, 1.0, STEPS)[:, None]
+    half = np.clip(t * 2, 0, 1)
+    rest = np.clip(t * 2 - 1, 0, 1)
+    path = (np.array(gripper_pos) * (1 - half) + np.array(object_pos) * half) * (rest == 0)
+    path = path + (np.array(object_pos) * (1 - rest) + np.array(end) * rest) * (rest > 0)
+    path = path + rng.normal(0, 0.002, path.shape)
+    return {
+        "idx": i,
+        "task": f"push the {obj} to the target",
+        "object": obj,
+        "run_id": f"run{i // 100}",
+        "episode": i % 100,
+        "state": {
             "object": obj,
-            "run_id": f"run{i // 100}",
-            "episode": i % 100,
-            "state": {
-                "object": obj,
-                "object_pos": [round(v, 4) for v in object_pos],
-                "goal_pos": [round(v, 4) for v in goal_pos],
-                "gripper_pos": [round(v, 4) for v in gripper_pos],
-            },
-            "params": {
-                "force": round(force, 3),
-                "approach_offset": [round(v, 4) for v in offset],
-                "speed": round(speed, 3),
-            },
-            "outcome": {
-                "success": success,
-                "final_distance": round(final_distance, 4),
-                "steps": steps,
-                "reward": round(reward, 3),
-            },
-            "trajectory": [[round(float(v), 4) for v in row] for row in path],
-        })
-    return out
+            "object_pos": [round(v, 4) for v in object_pos],
+            "goal_pos": [round(v, 4) for v in goal_pos],
+            "gripper_pos": [round(v, 4) for v in gripper_pos],
+        },
+        "params": {
+            "force": round(force, 3),
+            "approach_offset": [round(v, 4) for v in offset],
+            "speed": round(speed, 3),
+        },
+        "outcome": {
+            "success": success,
+            "final_distance": round(final_distance, 4),
+            "steps": steps,
+            "reward": round(reward, 3),
+        },
+        "trajectory": np.round(path, 4).tolist(),
+    }
 
 
 def make_queries(n: int, seed: int = 23) -> list[dict[str, Any]]:
@@ -174,11 +189,13 @@ def robotmem_context(ep: dict[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------- sides
 def import_robotmem() -> tuple[Any, Any, Any]:
-    """robotmem with pysqlite3 as its sqlite3 (sqlite-vec needs enable_load_extension)."""
-    import pysqlite3.dbapi2 as psql  # type: ignore[import-not-found]
-
+    """robotmem, with this Python's sqlite3 when it can load extensions (sqlite-vec needs
+    ``enable_load_extension``), else with pysqlite3 as its sqlite3."""
     saved = sys.modules["sqlite3"]
-    sys.modules["sqlite3"] = psql
+    if not hasattr(sqlite3.connect(":memory:"), "enable_load_extension"):
+        import pysqlite3.dbapi2 as psql  # type: ignore[import-not-found]
+
+        sys.modules["sqlite3"] = psql
     try:
         from robotmem.config import Config
         from robotmem.db_cog import CogDatabase
@@ -192,6 +209,8 @@ class HashForRobotmem:
     """graphmem's HashEmbedder behind robotmem's Embedder protocol (same vectors, same dim)."""
 
     def __init__(self, dim: int = DIM) -> None:
+        from graphmem import HashEmbedder
+
         self._e = HashEmbedder(dim=dim)
         self._dim = dim
 
@@ -263,6 +282,19 @@ class RobotmemSide:
         )
         return [(h["session_id"], int(h["task"]["episode"])) for h in hits]
 
+    def build(self, eps: list[dict[str, Any]]) -> None:
+        """Store attempts as ``learn`` does, without its duplicate check (see the docstring)."""
+        import robotmem.sdk as sdk
+        from robotmem.dedup import DedupResult
+
+        saved = sdk.check_duplicate
+        sdk.check_duplicate = lambda *a, **k: DedupResult(is_dup=False)
+        try:
+            for ep in eps:
+                self.store(self.prepare(ep))
+        finally:
+            sdk.check_duplicate = saved
+
     def counts(self) -> dict[str, int]:
         c = self.db.conn
         return {
@@ -279,6 +311,8 @@ class GraphmemSide:
     name = "graphmem"
 
     def __init__(self, path: Path) -> None:
+        from graphmem import GraphMemory, HashEmbedder
+
         self.path = path
         self.mem = GraphMemory(f"sqlite:///{path}", embedder=HashEmbedder(DIM))
         self.mem.connect()
@@ -294,6 +328,24 @@ class GraphmemSide:
     def store(self, args: tuple[Any, ...]) -> None:
         task, kw = args
         self.mem.add_experience(task, **kw)
+
+    def build(self, eps: list[dict[str, Any]]) -> None:
+        """The attempts through ``add_episodes`` (one transaction per chunk), with increasing
+        times before the loop's (``add_experience``: now)."""
+        from graphmem.experience.record import experience_record
+
+        items = []
+        for ep in eps:
+            content, metadata = experience_record(
+                ep["task"], state=ep["state"], params=ep["params"], outcome=ep["outcome"],
+                payload={"trajectory": ep["trajectory"]}, run_id=ep["run_id"],
+                episode=ep["episode"],
+            )
+            items.append({"content": content, "kind": "experience", "metadata": metadata,
+                          "reference_time": T0 + timedelta(seconds=int(ep["idx"]))})
+        for result in self.mem.add_episodes(items):
+            if result.status != "extracted":
+                raise SystemExit(f"graphmem build: {result.status} {result.error}")
 
     def recall(self, q: dict[str, Any]) -> list[tuple[str, int]]:
         hits = self.mem.recall_experiences(
@@ -312,35 +364,10 @@ class GraphmemSide:
 SIDES: list[Callable[[Path], Any]] = [GraphmemSide, RobotmemSide]
 
 
+SIDE_BY_NAME = {"graphmem": GraphmemSide, "robotmem": RobotmemSide}
+
+
 # ---------------------------------------------------------------------------------- measuring
-def db_bytes(path: Path) -> dict[str, Any]:
-    """Checkpoint the WAL into the main file (separate connection), then sum the files."""
-    con = sqlite3.connect(str(path))
-    try:
-        busy, _log, _moved = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        page = con.execute("PRAGMA page_size").fetchone()[0]
-        free = con.execute("PRAGMA freelist_count").fetchone()[0]
-    finally:
-        con.close()
-    files = {s or "db": (os.path.getsize(f"{path}{s}") if os.path.exists(f"{path}{s}") else 0)
-             for s in ("", "-wal", "-shm")}
-    return {"bytes": sum(files.values()), "files": files, "checkpoint_busy": busy,
-            "freelist_bytes": free * page, "page_size": page}
-
-
-def dbstat(path: Path) -> list[tuple[str, int]]:
-    con = sqlite3.connect(str(path))
-    try:
-        rows = con.execute(
-            "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC"
-        ).fetchall()
-    except sqlite3.Error as e:  # dbstat not compiled in
-        return [(f"dbstat unavailable: {e}", 0)]
-    finally:
-        con.close()
-    return [(str(n), int(b)) for n, b in rows]
-
-
 def pct(samples: list[float]) -> dict[str, float]:
     arr = np.asarray(samples) * 1000.0
     return {"p50_ms": round(float(np.percentile(arr, 50)), 3),
@@ -348,134 +375,83 @@ def pct(samples: list[float]) -> dict[str, float]:
             "mean_ms": round(float(arr.mean()), 3), "n": len(samples)}
 
 
-def relevance(
-    hits: list[tuple[str, int]], q: dict[str, Any], by_key: dict[tuple[str, int], dict[str, Any]],
-    stored: int, oracle: Callable[[dict[str, Any], int], float],
-) -> dict[str, float]:
-    eps = [by_key[h] for h in hits if h in by_key]
-    good = [e for e in eps if e["object"] == q["object"] and e["outcome"]["success"]]
-    dist = [float(np.linalg.norm(np.subtract(e["state"]["object_pos"], q["target"])))
-            for e in good]
-    return {
-        "returned": len(hits),
-        "precision": len(good) / 5.0,  # share of the 5 slots holding a success on that object
-        "mean_dist": float(np.mean(dist)) if dist else float("nan"),
-        "oracle_dist": oracle(q, stored),
-    }
-
-
-def make_oracle(episodes: list[dict[str, Any]]) -> Callable[[dict[str, Any], int], float]:
-    """Mean distance of the 5 truly nearest successes of that object among the first n."""
-    pos = np.array([e["state"]["object_pos"] for e in episodes])
-    obj = np.array([e["object"] for e in episodes])
-    ok = np.array([e["outcome"]["success"] for e in episodes])
-
-    def oracle(q: dict[str, Any], n: int) -> float:
-        mask = (obj[:n] == q["object"]) & ok[:n]
-        d = np.sort(np.linalg.norm(pos[:n][mask] - np.array(q["target"]), axis=1))[:5]
-        return float(d.mean()) if len(d) else float("nan")
-
-    return oracle
-
-
 def loadavg() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def recall_phase(
-    sides: list[Any], queries: list[dict[str, Any]], warm: list[dict[str, Any]],
-    by_key: dict[tuple[str, int], dict[str, Any]], stored: int,
-    oracle: Callable[[dict[str, Any], int], float],
-) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    lat: dict[str, list[float]] = {s.name: [] for s in sides}
-    cpu: dict[str, list[float]] = {s.name: [] for s in sides}
-    rel: dict[str, list[dict[str, float]]] = {s.name: [] for s in sides}
-    first: dict[str, float] = {}
+def db_bytes(path: Path) -> int:
+    """Checkpoint the WAL into the main file (separate connection), then sum the files."""
+    con = sqlite3.connect(str(path))
+    try:
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        con.close()
+    return sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal", "-shm")
+               if os.path.exists(f"{path}{s}"))
+
+
+class Stored:
+    """What both stores hold, for the brute-force nearest successes."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[str, int]] = []
+        self.pos = np.zeros((0, 3))
+        self.obj: list[str] = []
+        self.ok: list[bool] = []
+        self._where: dict[tuple[str, int], int] = {}
+
+    def add(self, eps: list[dict[str, Any]]) -> None:
+        self.keys += [(e["run_id"], e["episode"]) for e in eps]
+        self.pos = np.vstack([self.pos, [e["state"]["object_pos"] for e in eps]])
+        self.obj += [e["object"] for e in eps]
+        self.ok += [e["outcome"]["success"] for e in eps]
+        self._where = {}
+
+    def copy(self) -> Stored:
+        other = Stored()
+        other.keys, other.pos = list(self.keys), self.pos.copy()
+        other.obj, other.ok = list(self.obj), list(self.ok)
+        return other
+
+    def nearest(self, q: dict[str, Any], k: int = 5) -> list[tuple[str, int]]:
+        mask = (np.asarray(self.obj) == q["object"]) & np.asarray(self.ok)
+        rows = np.flatnonzero(mask)
+        d = np.linalg.norm(self.pos[rows] - np.asarray(q["target"]), axis=1)
+        return [self.keys[int(rows[i])] for i in np.argsort(d, kind="stable")[:k]]
+
+    def describe(self, keys: list[tuple[str, int]]) -> list[tuple[str, bool]]:
+        if not self._where:
+            self._where = {key: i for i, key in enumerate(self.keys)}
+        where = self._where
+        return [(self.obj[where[k]], self.ok[where[k]]) for k in keys if k in where]
+
+
+def warm_phase(sides: list[Any], queries: list[dict[str, Any]], warm: list[dict[str, Any]],
+               stored: Stored) -> dict[str, Any]:
     for s in sides:
-        t0 = time.perf_counter()
-        s.recall(warm[0])
-        first[s.name] = (time.perf_counter() - t0) * 1000
-        for q in warm[1:]:
+        for q in warm:
             s.recall(q)
+    lat: dict[str, list[float]] = {s.name: [] for s in sides}
+    overlap: dict[str, list[float]] = {s.name: [] for s in sides}
+    precision: dict[str, list[float]] = {s.name: [] for s in sides}
     for i, q in enumerate(queries):
-        order = sides if i % 2 == 0 else sides[::-1]
-        for s in order:
-            c0, t0 = time.process_time(), time.perf_counter()
+        truth = set(stored.nearest(q))
+        for s in sides if i % 2 == 0 else sides[::-1]:
+            t0 = time.perf_counter()
             hits = s.recall(q)
             lat[s.name].append(time.perf_counter() - t0)
-            cpu[s.name].append(time.process_time() - c0)
-            rel[s.name].append(relevance(hits, q, by_key, stored, oracle))
-    for s in sides:
-        r = rel[s.name]
-        out[s.name] = {
-            "wall": pct(lat[s.name]),
-            "cpu": pct(cpu[s.name]),
-            "first_recall_ms": round(first[s.name], 3),
-            "mean_returned": round(float(np.mean([x["returned"] for x in r])), 3),
-            "precision_at_5": round(float(np.mean([x["precision"] for x in r])), 4),
-            "mean_dist_of_relevant_m": round(float(np.nanmean([x["mean_dist"] for x in r])), 4),
-            "oracle_mean_dist_m": round(float(np.nanmean([x["oracle_dist"] for x in r])), 4),
-        }
-    return out
+            overlap[s.name].append(len(truth & set(hits)) / 5.0)
+            good = [1 for o, ok in stored.describe(hits) if o == q["object"] and ok]
+            precision[s.name].append(len(good) / 5.0)
+    return {s.name: {"recall": pct(lat[s.name]),
+                     "overlap_at_5": round(float(np.mean(overlap[s.name])), 4),
+                     "precision_at_5": round(float(np.mean(precision[s.name])), 4)}
+            for s in sides}
 
 
-def one_repeat(
-    rep: int, episodes: list[dict[str, Any]], queries: list[dict[str, Any]],
-    warm: list[dict[str, Any]], workdir: Path, checkpoints: list[int],
-    extra: list[dict[str, Any]],
-) -> tuple[dict[str, Any], dict[str, Path]]:
-    d = workdir / f"rep{rep}"
-    shutil.rmtree(d, ignore_errors=True)
-    d.mkdir(parents=True)
-    sides = [make(d / f"{make.name}.db") for make in SIDES]  # type: ignore[attr-defined]
-    by_key = {(e["run_id"], e["episode"]): e for e in episodes}
-    oracle = make_oracle(episodes)
-    store_lat: dict[str, list[float]] = {s.name: [] for s in sides}
-    store_cpu: dict[str, list[float]] = {s.name: [] for s in sides}
-    result: dict[str, Any] = {"load_before": loadavg(), "at": {}}
-    t_start = time.perf_counter()
-    done = 0
-    for stop in checkpoints:
-        for i in range(done, stop):
-            ep = episodes[i]
-            order = sides if i % 2 == 0 else sides[::-1]
-            for s in order:
-                args = s.prepare(ep)
-                c0, t0 = time.process_time(), time.perf_counter()
-                s.store(args)
-                store_lat[s.name].append(time.perf_counter() - t0)
-                store_cpu[s.name].append(time.process_time() - c0)
-        done = stop
-        at: dict[str, Any] = {"load": loadavg()}
-        at["recall"] = recall_phase(sides, queries, warm, by_key, stop, oracle)
-        at["store_so_far"] = {
-            s.name: {"wall": pct(store_lat[s.name]), "cpu": pct(store_cpu[s.name])}
-            for s in sides
-        }
-        at["disk"] = {s.name: db_bytes(s.path) for s in sides}
-        at["counts"] = {s.name: s.counts() for s in sides}
-        at["duplicates_rejected"] = {s.name: s.duplicates for s in sides}
-        result["at"][str(stop)] = at
-    result["loop"] = loop_phase(sides, extra, queries)
-    result["store"] = {
-        s.name: {"wall": pct(store_lat[s.name]), "cpu": pct(store_cpu[s.name]),
-                 "total_s": round(sum(store_lat[s.name]), 3)}
-        for s in sides
-    }
-    paths = {s.name: s.path for s in sides}
-    for s in sides:
-        s.close()
-    result["reopen"] = reopen_phase(paths, queries[0], rep)
-    result["load_after"] = loadavg()
-    result["seconds"] = round(time.perf_counter() - t_start, 1)
-    return result, paths
-
-
-def loop_phase(
-    sides: list[Any], extra: list[dict[str, Any]], queries: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """An agent loop at N: store one new attempt, then recall before the next one."""
+def loop_phase(sides: list[Any], extra: list[dict[str, Any]],
+               queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """An agent loop: store one new attempt, then recall before the next one."""
     st: dict[str, list[float]] = {s.name: [] for s in sides}
     rc: dict[str, list[float]] = {s.name: [] for s in sides}
     for j, ep in enumerate(extra):
@@ -491,77 +467,56 @@ def loop_phase(
     return {s.name: {"store": pct(st[s.name]), "recall": pct(rc[s.name])} for s in sides}
 
 
-def reopen_phase(paths: dict[str, Path], q: dict[str, Any], rep: int) -> dict[str, Any]:
-    """Open the store again (new process state, warm OS page cache) and time the first recall."""
-    out: dict[str, Any] = {}
-    makers = SIDES if rep % 2 == 0 else SIDES[::-1]
-    for make in makers:
-        name = make.name  # type: ignore[attr-defined]
-        t0 = time.perf_counter()
-        side = make(paths[name])
-        t1 = time.perf_counter()
-        side.recall(q)
-        t2 = time.perf_counter()
-        side.close()
-        out[name] = {"open_ms": round((t1 - t0) * 1000, 3),
-                     "first_recall_ms": round((t2 - t1) * 1000, 3)}
-    return out
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
 
 
-def profile_graphmem(
-    path: Path, extra: list[dict[str, Any]],
-    queries: list[dict[str, Any]], top: int = 20,
-) -> dict[str, Any]:
-    """cProfile (graphmem, the last repeat's store at N + LOOP): the first recall after opening;
-    recall_experiences; a recall right after each of LOOP stores (the recall alone profiled);
-    add_experience of the rest of ``extra``."""
-    out: dict[str, Any] = {}
-    side = GraphmemSide(path)
-    prof = cProfile.Profile()
-    prof.enable()
+def cold_child(name: str, path: Path, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """In a new process: open, first recall, COLD_RECALLS more, then the process's memory."""
+    before = _status_kib("VmRSS")
+    t0 = time.perf_counter()
+    side = SIDE_BY_NAME[name](path)
+    t1 = time.perf_counter()
     side.recall(queries[0])
-    prof.disable()
-    out["first_recall_after_open"] = _pstats(prof, 1, top)
-    for q in queries[1:WARMUP]:
+    t2 = time.perf_counter()
+    for q in queries[1:COLD_RECALLS + 1]:
         side.recall(q)
-    prof = cProfile.Profile()
-    prof.enable()
-    for q in queries:
-        side.recall(q)
-    prof.disable()
-    out["recall_experiences"] = _pstats(prof, len(queries), top)
-    prof = cProfile.Profile()
-    for j, ep in enumerate(extra[:LOOP]):
-        side.store(side.prepare(ep))
-        prof.enable()
-        side.recall(queries[j % len(queries)])
-        prof.disable()
-    out["recall_after_store"] = _pstats(prof, LOOP, top)
-    args = [side.prepare(ep) for ep in extra[LOOP:]]
-    prof = cProfile.Profile()
-    prof.enable()
-    for a in args:
-        side.store(a)
-    prof.disable()
-    out["add_experience"] = _pstats(prof, len(args), top)
+    out = {"open_ms": round((t1 - t0) * 1000, 3), "first_recall_ms": round((t2 - t1) * 1000, 3),
+           "rss_before_open_kib": before, "rss_kib": _status_kib("VmRSS"),
+           "hwm_kib": _status_kib("VmHWM")}
+    if name == "robotmem":
+        out["robotmem_vec_loaded"] = bool(side.db.vec_loaded)
     side.close()
     return out
 
 
-def _pstats(prof: cProfile.Profile, calls: int, top: int) -> dict[str, Any]:
-    res: dict[str, Any] = {"calls": calls}
-    for key in ("cumulative", "tottime"):
-        buf = io.StringIO()
-        st = pstats.Stats(prof, stream=buf)
-        st.strip_dirs().sort_stats(key).print_stats(top)
-        text = buf.getvalue()
-        res[key] = text[text.find("   ncalls"):].rstrip()
-    return res
+def cold_phase(paths: dict[str, Path], queries: list[dict[str, Any]]) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in paths}
+    for run in range(COLD_RUNS):
+        for name in list(paths) if run % 2 == 0 else list(paths)[::-1]:
+            done = subprocess.run(
+                [sys.executable, __file__, "--cold", name, str(paths[name])],
+                capture_output=True, text=True, check=True,
+                input=json.dumps(queries[: COLD_RECALLS + 1]),
+            )
+            runs[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    out: dict[str, Any] = {}
+    for name, got in runs.items():
+        out[name] = {key: statistics.median(r[key] for r in got)
+                     for key in ("open_ms", "first_recall_ms", "rss_kib", "hwm_kib",
+                                 "rss_before_open_kib")}
+        out[name]["runs"] = got
+    return out
 
 
+# ---------------------------------------------------------------------------------- driving
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version}
-    for pkg in ("graphmem", "robotmem", "sqlite-vec", "pysqlite3", "numpy", "pydantic"):
+    for pkg in ("robotmem", "sqlite-vec", "numpy", "pydantic"):
         with contextlib.suppress(md.PackageNotFoundError):
             out[pkg] = md.version(pkg)
     with contextlib.suppress(Exception):  # graphmem is measured as checked out, edits included
@@ -573,197 +528,240 @@ def versions() -> dict[str, str]:
         diff = subprocess.run([*git, "diff", "HEAD", "--", "graphmem"], capture_output=True,
                               check=True).stdout
         out["graphmem_uncommitted_diff_sha1"] = hashlib.sha1(diff).hexdigest()[:12] if diff else ""
-    with contextlib.suppress(Exception):
-        import pysqlite3.dbapi2 as psql  # type: ignore[import-not-found]
-
-        out["pysqlite3_sqlite"] = psql.sqlite_version
     return out
 
 
-def median_summary(reps: list[dict[str, Any]], n: int) -> dict[str, Any]:
-    def med(get: Callable[[dict[str, Any]], float]) -> float:
-        return round(statistics.median(get(r) for r in reps), 3)
+def episodes(start: int, stop: int) -> Iterator[list[dict[str, Any]]]:
+    for first in range(start, stop, 1000):
+        yield [make_episode(i) for i in range(first, min(first + 1000, stop))]
 
-    names = ("graphmem", "robotmem")
-    s: dict[str, Any] = {}
-    for lib in names:
-        s[lib] = {
-            "store_p50_ms": med(lambda r, lib=lib: r["store"][lib]["wall"]["p50_ms"]),
-            "store_p95_ms": med(lambda r, lib=lib: r["store"][lib]["wall"]["p95_ms"]),
-            "store_cpu_p50_ms": med(lambda r, lib=lib: r["store"][lib]["cpu"]["p50_ms"]),
+
+def snapshot(src: dict[str, Path], dst: Path) -> dict[str, Path]:
+    """Copies of the stores (WAL checkpointed first) in ``dst``."""
+    dst.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name, path in src.items():
+        db_bytes(path)
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(dst / f"{name}.db{suffix}")
+        shutil.copyfile(path, dst / f"{name}.db")
+        out[name] = dst / f"{name}.db"
+    return out
+
+
+def measure(size: int, paths: dict[str, Path], stored: Stored, queries: list[dict[str, Any]],
+            warm: list[dict[str, Any]], built: dict[str, float]) -> dict[str, Any]:
+    """Everything at one size, on a copy of the stores (the loop adds to it)."""
+    sides = [SIDE_BY_NAME[name](paths[name]) for name in SIDE_BY_NAME]
+    out: dict[str, Any] = {"size": size, "load_before": loadavg(), "build_s": dict(built)}
+    t0 = time.perf_counter()
+    out["warm"] = warm_phase(sides, queries, warm, stored)
+    extra = [make_episode(EXTRA_BASE + size + j) for j in range(LOOP)]
+    out["loop"] = loop_phase(sides, extra, queries)
+    stored = stored.copy()
+    stored.add(extra)
+    out["stored_after_loop"] = len(stored.keys)
+    for s in sides:
+        s.close()
+    out["disk_bytes"] = {name: db_bytes(p) for name, p in paths.items()}
+    out["cold"] = cold_phase(paths, queries)
+    out["measure_s"] = round(time.perf_counter() - t0, 1)
+    out["load_after"] = loadavg()
+    return out
+
+
+def build_lib(name: str, sizes: list[int], workdir: Path) -> float:
+    """Grow one library's build store to each size, keeping a copy at each (``snap-SIZE``);
+    the seconds spent building so far. The libraries can be built in parallel processes."""
+    record = workdir / f"built-{name}.json"
+    done = (json.loads(record.read_text()) if record.exists()
+            else {"built": 0, "seconds": 0.0})
+    path = workdir / f"build-{name}.db"
+    for size in sizes:
+        if (workdir / f"snap-{size}" / f"{name}.db").exists():
+            continue  # built before (possibly by --build-range processes)
+        if done["built"] < size:
+            side = SIDE_BY_NAME[name](path)
+            for chunk in episodes(done["built"], size):
+                t0 = time.perf_counter()
+                side.build(chunk)
+                done["seconds"] += time.perf_counter() - t0
+                done["built"] += len(chunk)
+                record.write_text(json.dumps(done))
+            side.close()
+        if done["built"] == size:
+            snapshot({name: path}, workdir / f"snap-{size}")
+        if not (workdir / f"snap-{size}" / f"{name}.db").exists():
+            raise SystemExit(f"no copy of the {name} store at {size:,} in {workdir}")
+    return round(float(done["seconds"]), 1)
+
+
+def build_range(name: str, start: int, stop: int, workdir: Path) -> None:
+    """Attempts ``start``..``stop - 1`` into one library's build store, skipping those already
+    there (a build stopped mid-chunk); the seconds spent go to ``built-LIB-START.json``."""
+    side = SIDE_BY_NAME[name](workdir / f"build-{name}.db")
+    if name == "robotmem":
+        have = {r[0] for r in side.db.conn.execute("SELECT content FROM memories")}
+    spent = 0.0
+    for chunk in episodes(start, stop):
+        if name == "robotmem":
+            chunk = [ep for ep in chunk if insight(ep) not in have]
+        t0 = time.perf_counter()
+        side.build(chunk)
+        spent += time.perf_counter() - t0
+        (workdir / f"built-{name}-{start}.json").write_text(
+            json.dumps({"start": start, "stop": stop, "seconds": spent,
+                        "at": chunk[-1]["idx"] if chunk else None}))
+    side.close()
+
+
+def ratio(g: float, r: float) -> float | None:
+    return round(g / r, 3) if r else None
+
+
+def summary(size_result: dict[str, Any]) -> dict[str, Any]:
+    w, lp, c = size_result["warm"], size_result["loop"], size_result["cold"]
+    row: dict[str, Any] = {}
+    for lib in ("graphmem", "robotmem"):
+        row[lib] = {
+            "warm_recall_p50_ms": w[lib]["recall"]["p50_ms"],
+            "warm_recall_p95_ms": w[lib]["recall"]["p95_ms"],
+            "loop_store_p50_ms": lp[lib]["store"]["p50_ms"],
+            "loop_recall_p50_ms": lp[lib]["recall"]["p50_ms"],
+            "loop_recall_p95_ms": lp[lib]["recall"]["p95_ms"],
+            "cold_first_recall_ms": c[lib]["first_recall_ms"],
+            "cold_open_ms": c[lib]["open_ms"],
+            "rss_mib": round(c[lib]["rss_kib"] / 1024, 1),
+            "peak_rss_mib": round(c[lib]["hwm_kib"] / 1024, 1),
+            "disk_mib": round(size_result["disk_bytes"][lib] / 2**20, 2),
+            "overlap_at_5": w[lib]["overlap_at_5"],
+            "precision_at_5": w[lib]["precision_at_5"],
         }
-        for at in sorted({int(k) for k in reps[0]["at"]}):
-            k = str(at)
-            s[lib][f"recall_p50_ms@{at}"] = med(
-                lambda r, k=k, lib=lib: r["at"][k]["recall"][lib]["wall"]["p50_ms"])
-            s[lib][f"recall_p95_ms@{at}"] = med(
-                lambda r, k=k, lib=lib: r["at"][k]["recall"][lib]["wall"]["p95_ms"])
-            s[lib][f"recall_cpu_p50_ms@{at}"] = med(
-                lambda r, k=k, lib=lib: r["at"][k]["recall"][lib]["cpu"]["p50_ms"])
-            s[lib][f"db_bytes@{at}"] = int(med(
-                lambda r, k=k, lib=lib: r["at"][k]["disk"][lib]["bytes"]))
-            s[lib][f"precision_at_5@{at}"] = med(
-                lambda r, k=k, lib=lib: r["at"][k]["recall"][lib]["precision_at_5"])
-            s[lib][f"mean_dist_m@{at}"] = med(
-                lambda r, k=k, lib=lib: r["at"][k]["recall"][lib]["mean_dist_of_relevant_m"])
-            s[lib][f"oracle_dist_m@{at}"] = med(
-                lambda r, k=k, lib=lib: r["at"][k]["recall"][lib]["oracle_mean_dist_m"])
-            s[lib][f"mean_returned@{at}"] = med(
-                lambda r, k=k, lib=lib: r["at"][k]["recall"][lib]["mean_returned"])
-        s[lib]["loop_store_p50_ms"] = med(lambda r, lib=lib: r["loop"][lib]["store"]["p50_ms"])
-        s[lib]["loop_recall_p50_ms"] = med(lambda r, lib=lib: r["loop"][lib]["recall"]["p50_ms"])
-        s[lib]["loop_recall_p95_ms"] = med(lambda r, lib=lib: r["loop"][lib]["recall"]["p95_ms"])
-        s[lib]["reopen_open_ms"] = med(lambda r, lib=lib: r["reopen"][lib]["open_ms"])
-        s[lib]["reopen_first_recall_ms"] = med(
-            lambda r, lib=lib: r["reopen"][lib]["first_recall_ms"])
-    g, rb = s["graphmem"], s["robotmem"]
-    s["ratio_graphmem_over_robotmem"] = {
-        key: round(g[key] / rb[key], 3) if rb[key] else None
-        for key in g if "ms" in key or "bytes" in key
+    g, r = row["graphmem"], row["robotmem"]
+    row["ratio"] = {k: ratio(g[k], r[k]) for k in g if k.endswith(("_ms", "_mib"))}
+    rt = row["ratio"]
+    row["targets"] = {
+        "warm recall <= 0.5x": rt["warm_recall_p50_ms"] is not None
+        and rt["warm_recall_p50_ms"] <= 0.5,
+        "loop recall p95 <= 1x": rt["loop_recall_p95_ms"] is not None
+        and rt["loop_recall_p95_ms"] <= 1.0,
+        "cold first recall <= 2x": rt["cold_first_recall_ms"] is not None
+        and rt["cold_first_recall_ms"] <= 2.0,
+        "RSS <= 1.5x": rt["rss_mib"] is not None and rt["rss_mib"] <= 1.5,
+        "overlap@5 >= 0.95": g["overlap_at_5"] >= 0.95,
     }
-    s["targets_at_n"] = {
-        "recall_p50 <= robotmem": g[f"recall_p50_ms@{n}"] <= rb[f"recall_p50_ms@{n}"],
-        "store_p50 <= 2x robotmem": g["store_p50_ms"] <= 2 * rb["store_p50_ms"],
-        "db_bytes <= 2x robotmem": g[f"db_bytes@{n}"] <= 2 * rb[f"db_bytes@{n}"],
-    }
-    return s
+    return row
 
 
 def markdown(report: dict[str, Any]) -> str:
-    s, n = report["summary"], report["episodes"]
-    small = report["checkpoints"][0]
-    g, r, ratio = s["graphmem"], s["robotmem"], s["ratio_graphmem_over_robotmem"]
+    sizes = [int(s) for s in sorted(report["sizes"], key=int)]
+    rows = {s: report["summary"][str(s)] for s in sizes}
+    head = "| graphmem / robotmem | " + " | ".join(f"{s:,}" for s in sizes) + " |"
+    lines = [head, "|---" * (len(sizes) + 1) + "|"]
 
-    def row(label: str, key: str, fmt: str = "{:.2f}", unit: str = " ms") -> str:
-        return (f"| {label} | {fmt.format(g[key])}{unit} | {fmt.format(r[key])}{unit} | "
-                f"{ratio[key]:.2f}x |")
+    def line(label: str, key: str, unit: str, fmt: str = "{:.1f}") -> None:
+        cells = []
+        for s in sizes:
+            g, r = rows[s]["graphmem"][key], rows[s]["robotmem"][key]
+            q = rows[s]["ratio"].get(key)
+            cells.append(f"**{q:.2f}x** ({fmt.format(g)} vs {fmt.format(r)}{unit})"
+                         if q is not None else "n/a")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
 
-    def mb(key: str) -> str:
-        return (f"| DB bytes at {int(key.split('@')[1]):,} | {g[key] / 2**20:.2f} MiB | "
-                f"{r[key] / 2**20:.2f} MiB | {ratio[key]:.2f}x |")
-
-    v = report["versions"]
-    lines = [
-        f"### Experience memory cost vs robotmem {v.get('robotmem', '?')} "
-        "(`experience_cost.py`; `results/experience_cost.json`)",
-        "",
-        "```bash",
-        "pip install robotmem==0.1.3 && pip install --no-binary pysqlite3 pysqlite3",
-        report["command"],
-        "```",
-        "",
-        f"{n:,} FetchPush-like push attempts (8 objects; state, params, outcome and a 50x3 "
-        "trajectory payload) stored in both libraries, hashed n-gram vectors (384) on both sides "
-        f"(graphmem's `HashEmbedder` wrapped for robotmem; sqlite-vec {v.get('sqlite-vec', '?')} "
-        f"loaded and holding every vector). {report['queries']} recall queries at {small:,} and "
-        f"{n:,} stored: 5 successful attempts on the named object nearest a target position "
-        "(graphmem `recall_experiences(..., state={'object_pos': …}, k=5, "
-        "outcome='success_only')`, robotmem `recall(n=5, context_filter={'task.success': True}, "
-        "spatial_sort={'field': 'spatial.object_pos', …})`). Calls alternate between the "
-        f"libraries; medians over {report['repeats']} repeats; wall clock on the shared 2-core "
-        f"machine (load {report['load_before'][0]}–{report['load_after'][0]}). DB bytes: file "
-        "+ -wal + -shm after `PRAGMA wal_checkpoint(TRUNCATE)`.",
-        "",
-        "| | graphmem | robotmem | graphmem / robotmem |",
-        "|---|---|---|---|",
-        row("store p50", "store_p50_ms"),
-        row("store p95", "store_p95_ms"),
-        row(f"recall p50 at {small:,}", f"recall_p50_ms@{small}"),
-        row(f"recall p95 at {small:,}", f"recall_p95_ms@{small}"),
-        row(f"recall p50 at {n:,}", f"recall_p50_ms@{n}"),
-        row(f"recall p95 at {n:,}", f"recall_p95_ms@{n}"),
-        mb(f"db_bytes@{small}"),
-        mb(f"db_bytes@{n}"),
-        row(f"loop at {n:,}: store, then recall p50", "loop_recall_p50_ms"),
-        row(f"loop at {n:,}: store, then recall p95", "loop_recall_p95_ms"),
-        row(f"first recall after reopening at {n:,}", "reopen_first_recall_ms"),
-        f"| top-5 that are successes on the object, at {n:,} | {g[f'precision_at_5@{n}']:.2f} "
-        f"| {r[f'precision_at_5@{n}']:.2f} | |",
-        f"| their mean distance to the target (oracle {g[f'oracle_dist_m@{n}'] * 100:.1f} cm) | "
-        f"{g[f'mean_dist_m@{n}'] * 100:.1f} cm | {r[f'mean_dist_m@{n}'] * 100:.1f} cm | |",
-        "",
-        "Reading it: robotmem's `spatial_sort` orders only the 20 BM25 and 20 vector candidates "
-        "it fetched (4 x n each), so its successes lie farther from the target than the true "
-        "nearest; graphmem scores every stored attempt of the group from an in-process cache "
-        "(the store's change token refreshes it incrementally, which is what a recall right "
-        "after a store pays; reopening rebuilds it, the first-recall row). With hashed vectors "
-        "graphmem gives embedding similarity weight 0 (`HashEmbedder.recall_weight`), so its "
-        "recall does no vector search; it stores the episode vector all the same. robotmem's "
-        "sqlite-vec table allocates vectors 1,024 at a time (1.5 MiB per chunk at 384 floats), "
-        "which is most of its bytes at 200.",
-        "",
-        f"Targets at {n:,} (graphmem): " + "; ".join(
-            f"{k}: {'met' if ok else 'missed'}" for k, ok in s["targets_at_n"].items()) + ".",
-    ]
+    line("warm recall p50", "warm_recall_p50_ms", " ms", "{:.2f}")
+    line("warm recall p95", "warm_recall_p95_ms", " ms", "{:.2f}")
+    line("recall right after a store, p50", "loop_recall_p50_ms", " ms", "{:.2f}")
+    line("recall right after a store, p95", "loop_recall_p95_ms", " ms", "{:.2f}")
+    line("store (loop), p50", "loop_store_p50_ms", " ms", "{:.2f}")
+    line("first recall in a new process", "cold_first_recall_ms", " ms")
+    line("opening the store in a new process", "cold_open_ms", " ms")
+    line("process memory after 21 recalls (RSS)", "rss_mib", " MiB")
+    line("peak process memory (VmHWM)", "peak_rss_mib", " MiB")
+    line("disk (file + WAL)", "disk_mib", " MiB", "{:.2f}")
+    cells = [f"{rows[s]['graphmem']['overlap_at_5']:.2f} vs "
+             f"{rows[s]['robotmem']['overlap_at_5']:.2f}" for s in sizes]
+    lines.append("| overlap@5 with the true 5 nearest successes (graphmem vs robotmem) | "
+                 + " | ".join(cells) + " |")
+    cells = [f"{rows[s]['graphmem']['precision_at_5']:.2f} vs "
+             f"{rows[s]['robotmem']['precision_at_5']:.2f}" for s in sizes]
+    lines.append("| top-5 that are successes on the object (graphmem vs robotmem) | "
+                 + " | ".join(cells) + " |")
+    lines.append("")
+    for s in sizes:
+        t = rows[s]["targets"]
+        lines.append(f"- {s:,}: " + "; ".join(f"{k}: {'met' if ok else 'MISSED'}"
+                                              for k, ok in t.items()))
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--episodes", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--small", type=int, default=200, help="first recall/bytes checkpoint")
-    parser.add_argument("--quick", action="store_true", help="300 episodes, 1 repeat, 50 queries")
-    parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument("--sizes", default="200,2000,20000,100000")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--quick", action="store_true", help="sizes 200 and 1,000, 30 queries")
+    parser.add_argument("--workdir", type=Path, help="kept: the stores and each size's figures")
     parser.add_argument("--out", type=Path, default=Path("bench/results/experience_cost.json"))
-    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--redo", type=int, nargs="*", default=[],
+                        help="measure these sizes again (from the kept copies)")
+    parser.add_argument("--build-only", choices=sorted(SIDE_BY_NAME),
+                        help="only grow this library's store through the sizes")
+    parser.add_argument("--build-range", nargs=3, metavar=("LIB", "START", "STOP"),
+                        help="store attempts START..STOP-1 into LIB's build store (several "
+                             "such processes may fill one store at once; snapshot by hand)")
+    parser.add_argument("--cold", nargs=2, metavar=("LIB", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cold:
+        print(json.dumps(cold_child(args.cold[0], Path(args.cold[1]), json.load(sys.stdin))))
+        return
     if args.quick:
-        args.episodes, args.repeats, args.queries = 300, 1, 50
-    n = args.episodes
-    checkpoints = sorted({min(args.small, n), n})
-    episodes = make_episodes(n + 2 * LOOP + 200)
-    queries = make_queries(args.queries)
-    warm = make_queries(WARMUP, seed=99)
-    own_workdir = args.workdir is None
+        args.sizes, args.queries = "200,1000", 30
+    sizes = sorted({int(s) for s in args.sizes.split(",")})
+    queries, warm = make_queries(args.queries), make_queries(WARMUP, seed=99)
+    own = args.workdir is None
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="experience-cost-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    report: dict[str, Any] = {
+    if args.build_only:
+        build_lib(args.build_only, sizes, workdir)
+        return
+    if args.build_range:
+        name, start, stop = args.build_range
+        build_range(name, int(start), int(stop), workdir)
+        return
+    state_file = workdir / "state.json"
+    state: dict[str, Any] = (json.loads(state_file.read_text()) if state_file.exists()
+                             else {"results": {}})
+    print(f"versions {versions()}", flush=True)
+    for size in sizes:
+        if str(size) in state["results"] and size not in args.redo:
+            continue
+        build_s = {name: build_lib(name, [size], workdir) for name in SIDE_BY_NAME}
+        print(f"{size:,}: build seconds so far {build_s}; load {loadavg()}", flush=True)
+        paths = snapshot({n: workdir / f"snap-{size}" / f"{n}.db" for n in SIDE_BY_NAME},
+                         workdir / "run")
+        stored = Stored()
+        for chunk in episodes(0, size):
+            stored.add(chunk)
+        result = measure(size, paths, stored, queries, warm, build_s)
+        state["results"][str(size)] = result
+        state_file.write_text(json.dumps(state, indent=1))
+        print(json.dumps(summary(result)), flush=True)
+    report = {
         "command": " ".join(["python", *sys.argv]),
-        "machine": {"platform": platform.platform(), "machine": platform.machine(),
-                    "cpu_count": os.cpu_count()},
+        "machine": {"platform": platform.platform(), "cpu_count": os.cpu_count()},
         "versions": versions(),
-        "episodes": n,
-        "repeats": args.repeats,
-        "queries": args.queries,
-        "checkpoints": checkpoints,
-        "embedder": f"graphmem HashEmbedder(dim={DIM}) on both sides",
-        "disk_method": "PRAGMA wal_checkpoint(TRUNCATE) from a separate connection, then "
-                       "size(db) + size(-wal) + size(-shm); stores still open",
-        "load_before": loadavg(),
-        "runs": [],
+        "queries": args.queries, "loop": LOOP, "cold_runs": COLD_RUNS,
+        "sizes": [str(s) for s in sizes],
+        "results": {str(s): state["results"][str(s)] for s in sizes},
+        "summary": {str(s): summary(state["results"][str(s)]) for s in sizes},
     }
-    print(f"versions {report['versions']}", flush=True)
-    paths: dict[str, Path] = {}
-    for rep in range(args.repeats):
-        res, paths = one_repeat(rep, episodes[:n], queries, warm, workdir, checkpoints,
-                                 episodes[n:n + LOOP])
-        report["runs"].append(res)
-        st, last = res["store"], res["at"][str(n)]
-        print(f"repeat {rep}: {res['seconds']} s, load {res['load_before']} -> "
-              f"{res['load_after']}", flush=True)
-        for lib in ("graphmem", "robotmem"):
-            print(f"  {lib:9s} store p50 {st[lib]['wall']['p50_ms']:.2f} ms  "
-                  f"recall p50@{n} {last['recall'][lib]['wall']['p50_ms']:.2f} ms  "
-                  f"bytes@{n} {last['disk'][lib]['bytes']:,}  "
-                  f"p@5 {last['recall'][lib]['precision_at_5']:.2f}  "
-                  f"counts {last['counts'][lib]}", flush=True)
-    report["summary"] = median_summary(report["runs"], n)
-    # The last repeat's stores after the loop (N + LOOP attempts), before the profile adds more.
-    report["dbstat_after_loop"] = {lib: dbstat(p) for lib, p in paths.items()}
-    if not args.no_profile:
-        report["profile_graphmem"] = profile_graphmem(
-            paths["graphmem"], episodes[n + LOOP:], queries)
-    report["load_after"] = loadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    args.out.write_text(json.dumps(report, indent=1) + "\n")
     md_text = markdown(report)
     args.out.with_suffix(".md").write_text(md_text)
-    print(json.dumps(report["summary"], indent=2))
     print(md_text)
-    if own_workdir:
+    if own:
         shutil.rmtree(workdir, ignore_errors=True)
 
 

@@ -29,6 +29,7 @@ from ._errors import (
 )
 
 if _typing.TYPE_CHECKING:
+    from ._async_memory import AsyncGraphMemory
     from ._config import Settings
     from ._memory import GraphMemory
     from ._models import (
@@ -65,6 +66,7 @@ if _typing.TYPE_CHECKING:
 # command-line call pays only for the modules its command needs (numpy, pydantic, the rules
 # extractor's patterns, the LLM and Neo4j clients are not loaded by `import graphmem`).
 _LAZY = {
+    "AsyncGraphMemory": "._async_memory",
     "Settings": "._config",
     "Embedder": ".embeddings.factory",
     "HashEmbedder": ".embeddings.factory",
@@ -124,6 +126,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AsyncGraphMemory",
     "BudgetExceededError",
     "ConfigError",
     "Embedder",

@@ -77,6 +77,12 @@ _FUNCTIONAL = {
     "located_at": "where the subject is now (like located_in)",
     "lives_at": "the subject's current address (like lives_in)",
     "timezone": "the subject's current time zone",
+    # Amounts and dates a person states and later changes ("I set the budget to $5,000").
+    "budget": "the subject's current budget (an amount)",
+    "deadline": "the subject's current deadline (a date)",
+    "scheduled_for": "when an event is scheduled now (a date or time)",
+    "price": "what the subject costs or cost (an amount)",
+    "salary": "what the subject earns now (an amount)",
 }
 _MULTI = {
     "likes": "something the subject likes",
@@ -89,6 +95,11 @@ _MULTI = {
     "visited": "a place the subject visited",
     "member_of": "a group the subject belongs to",
     "related_to": "any relation",
+    "plans_to": "something the subject plans to do",
+    "decided_to": "something the subject decided to do",
+    "chose": "something the subject chose or went with",
+    "works_on": "something the subject is working on",
+    "trying_to": "something the subject is trying to do now",
 }
 
 # Families: (description, predicates). Members not listed above are multi-valued: a person has

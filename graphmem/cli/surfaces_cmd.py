@@ -16,8 +16,8 @@ __all__ = ["browser", "mcp_command"]
 def mcp_command(state: State, speaker: str | None) -> None:
     """Serve this memory to MCP hosts over stdio (needs graphmem[mcp]).
 
-    Tools: remember, recall, history, forget, record_experience, recall_experiences. Nothing
-    else is written to stdout.
+    Tools: remember, recall, history, forget, record_experience, recall_experiences, pin,
+    unpin, feedback. Nothing else is written to stdout.
     """
     from ..integrations.mcp import serve_stdio
 

@@ -172,7 +172,8 @@ class OpenAIEmbedder:
                 import openai
             except ImportError as exc:
                 raise ConfigError(
-                    "OpenAIEmbedder needs the openai package: pip install 'graphmem[openai]'"
+                    "OpenAIEmbedder needs the openai package, which every install of graphmem "
+                    "includes; this environment lacks it (pip install --force-reinstall graphmem)"
                 ) from exc
             self._client = openai.OpenAI(
                 base_url=self.base_url,

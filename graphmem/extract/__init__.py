@@ -40,7 +40,9 @@ def get_extractor(name: str, settings: Settings, *, kind: str = "message") -> Ex
             from .llm.extractor import LLMExtractor
         except ImportError as exc:
             raise ConfigError(
-                f"the llm extractor is not available ({exc}); pip install 'graphmem[openai]'"
+                "the llm extractor needs the openai and tenacity packages, which every install "
+                "of graphmem includes; this environment lacks one (pip install --force-reinstall "
+                f"graphmem): {exc}"
             ) from exc
         return LLMExtractor.from_settings(settings)
     raise ConfigError(f"unknown extractor {name!r}; choose one of {', '.join(NAMES)}")

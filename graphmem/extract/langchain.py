@@ -1,6 +1,6 @@
 """The ``langchain`` extractor: any LangChain ``BaseChatModel``, same prompt and answer as ``llm``.
 
-Needs ``pip install 'graphmem[langchain]'``. The model is asked through
+Uses ``langchain-core`` (a base dependency, imported only here). The model is asked through
 ``with_structured_output(Answer, include_raw=True)`` (tool calling); a model without tool support
 (``with_structured_output`` raises ``NotImplementedError``) is asked for the JSON object in
 plain text instead. Retries, timeouts and rate limits are the chat model's own (for example

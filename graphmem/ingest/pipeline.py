@@ -21,6 +21,7 @@ from .._models import USAGE_FIELDS, EpisodeRecord, Extraction, FactRecord, Inges
 from .._predicates import PredicateRegistry
 from .._time import implausible_time, to_ms
 from ..embeddings.factory import Embedder
+from ..experience.entry import experience_entry
 from ..experience.index import parse_experience, text_view
 from ..extract import ExtractionContext, Extractor
 from ..retrieve.reads import time_view
@@ -114,6 +115,13 @@ class Ingestor:
     ) -> list[IngestResult]:
         store = self.store
         extractors = [self.extractor(choice, row.kind) for row, choice in chunk]
+        for row, _ in chunk:
+            if row.kind == "experience" and row.experience is None:
+                # Its index entry is written with it (recall never re-reads the record).
+                meta = row.metadata.get("meta")
+                row.experience = experience_entry(
+                    parse_experience(row.content), meta if isinstance(meta, dict) else {}
+                )
         inserted = store.insert_episodes([row for row, _ in chunk])
         results: list[IngestResult | None] = [None] * len(chunk)
         pending: list[_Pending] = []

@@ -1,12 +1,13 @@
-"""Agent-facing surfaces of graphmem: LangChain (``graphmem.integrations.langchain``) and an MCP
-server (``graphmem.integrations.mcp``).
+"""Agent-facing surfaces of graphmem: LangChain (``graphmem.integrations.langchain``), a LangGraph
+store (``graphmem.integrations.langgraph``) and an MCP server (``graphmem.integrations.mcp``).
 
-Those two modules need optional packages (``pip install 'graphmem[langchain]'`` /
-``'graphmem[mcp]'``) and are only imported when you import them. This module needs nothing beyond
-graphmem: :class:`MemoryToolkit` holds the agent operations (remember, recall, history, forget,
-pin, unpin, feedback, and for robots and tool-using agents record_experience and
-recall_experiences) as plain methods
-that take strings and return compact text for a model to read. The LangChain tools and the MCP
+The LangChain module uses ``langchain-core`` (a base dependency) and the MCP server the ``mcp``
+SDK (``pip install 'graphmem[mcp]'``); each is only imported when you import it. This module
+needs nothing beyond graphmem: :class:`MemoryToolkit` holds the agent operations (remember,
+recall, history, forget, pin, unpin, feedback, and for robots and tool-using agents
+record_experience and recall_experiences) as plain methods that take strings and return compact
+text for a model to read (a bad argument raises ``InputError``; each surface turns that into
+its own kind of tool error). The LangChain tools and the MCP
 tools both wrap it, so they answer alike; wrap it the same way for any other agent framework::
 
     from graphmem import GraphMemory

@@ -1,6 +1,6 @@
 """LangChain integration: a retriever over graphmem facts and agent tools.
 
-Needs ``pip install 'graphmem[langchain]'`` (``langchain-core``)::
+Uses ``langchain-core``, a base dependency that only this import loads::
 
     from graphmem import GraphMemory
     from graphmem.integrations.langchain import GraphMemRetriever, make_memory_tools
@@ -37,10 +37,10 @@ try:
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "graphmem.integrations.langchain needs langchain-core: pip install 'graphmem[langchain]'"
-        f" ({exc})"
+        "graphmem.integrations.langchain needs langchain-core, which every install of graphmem "
+        f"includes; this environment lacks it (pip install --force-reinstall graphmem): {exc}"
     ) from exc
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .._errors import GraphMemError, InputError
 from .._memory import GraphMemory
@@ -58,6 +58,7 @@ __all__ = [
     "RecordExperienceInput",
     "RememberInput",
     "UnpinInput",
+    "describe_invalid_arguments",
     "fact_to_document",
     "make_experience_tools",
     "make_memory_tools",
@@ -343,8 +344,21 @@ def make_memory_tools(
     )
 
 
+def describe_invalid_arguments(exc: ValidationError | Any) -> str:
+    """A tool's argument errors as one line the model can act on (instead of raising): each
+    argument and what is wrong with it, without pydantic's links and input dumps."""
+    problems: list[str] = []
+    errors = exc.errors() if hasattr(exc, "errors") else []
+    for error in errors:
+        where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
+        problems.append(f"{where}: {error.get('msg', 'invalid')}")
+    listed = "; ".join(problems) or str(exc)
+    return f"Invalid arguments ({listed}). Correct them and call the tool again."
+
+
 def _tools(specs: list[tuple[str, Callable[..., str], type[BaseModel]]]) -> list[BaseTool]:
-    """One ``StructuredTool`` per (name, toolkit call, argument schema)."""
+    """One ``StructuredTool`` per (name, toolkit call, argument schema). graphmem's errors and
+    arguments that fail the schema both come back as the tool's text answer."""
     tools: list[BaseTool] = []
     for name, func, schema in specs:
         run, arun = _guarded(func)
@@ -356,6 +370,7 @@ def _tools(specs: list[tuple[str, Callable[..., str], type[BaseModel]]]) -> list
                 description=DESCRIPTIONS[name],
                 args_schema=schema,
                 handle_tool_error=True,
+                handle_validation_error=describe_invalid_arguments,
             )
         )
     return tools

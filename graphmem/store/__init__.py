@@ -72,7 +72,9 @@ def open_store(url: str | os.PathLike[str] | None = None) -> GraphStore:
             from .neo4j.store import Neo4jStore
         except ImportError as exc:
             raise ConfigError(
-                f"the Neo4j store needs the neo4j driver: pip install 'graphmem[neo4j]' ({exc})"
+                "the Neo4j store needs the neo4j driver, which every install of graphmem "
+                "includes; this environment lacks it (pip install --force-reinstall graphmem): "
+                f"{exc}"
             ) from exc
         return Neo4jStore(text)
     raise ConfigError(

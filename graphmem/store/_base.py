@@ -16,6 +16,7 @@ import numpy.typing as npt
 from .._filters import Condition
 from .._models import EntityRecord, EpisodeRecord, FactRecord
 from .._time import from_ms
+from ._experience import ExperienceCounts, ExperienceEntry
 
 __all__ = [
     "EntityRow",
@@ -54,6 +55,8 @@ class EpisodeRow:
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     embedding: Vector | None = None  # the content's (turn-level dense retrieval), set at extraction
+    # An experience's index entry, written with the episode (kind ``experience`` only).
+    experience: ExperienceEntry | None = None
 
 
 @dataclass
@@ -311,6 +314,39 @@ class GraphStore(Protocol):
 
     def episode_ids_by_kind(self, group_id: str, kind: str) -> list[str]:
         """The group's episodes of one ``kind`` (``experience``), in arrival order."""
+        ...
+
+    # the experience index (``_experience``) ------------------------------------
+    def experience_counts(self, group_id: str) -> ExperienceCounts: ...
+
+    def experience_rows(self, group_id: str, after: int) -> npt.NDArray[np.int64]:
+        """(seq, reference time, success, text length) of the group's indexed attempts with
+        ``seq`` above ``after``, in ``seq`` order: an (n, 4) array (a cold read of a large
+        group builds no Python object per attempt)."""
+        ...
+
+    def experience_values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
+        """(seq, packed values) of the attempts after ``after`` that have ``path``."""
+        ...
+
+    def experience_postings(
+        self, group_id: str, terms: Sequence[str], after: int
+    ) -> dict[str, npt.NDArray[np.int64]]:
+        """For each term: (seq, count) rows, an (n, 2) array, of the attempts after ``after``
+        whose text has it."""
+        ...
+
+    def experience_ids(self, group_id: str, seqs: Sequence[int]) -> dict[int, str]:
+        """The episode id of each indexed attempt."""
+        ...
+
+    def unindexed_experiences(self, group_id: str, limit: int) -> list[EpisodeRecord]:
+        """Up to ``limit`` of the group's experience episodes that have no index entry yet."""
+        ...
+
+    def index_experiences(self, entries: Sequence[tuple[str, ExperienceEntry]]) -> None:
+        """Give stored experience episodes (by id) their index entries (those still lacking
+        one; an episode since removed is skipped)."""
         ...
 
     def change_token(self) -> object | None:

@@ -57,7 +57,8 @@ def test_migrations_are_ordered_idempotent_and_recorded(store: Neo4jStore) -> No
     assert applied == [f"{v}: {name}" for v, name, _ in MIGRATIONS]
     assert store.migrate() == []
     status = store.migration_status()
-    assert [m.version for m in status] == [v for v, _, _ in MIGRATIONS] == [1, 2, 3, 4, 5, 6, 7, 8]
+    versions = [m.version for m in status]
+    assert versions == [v for v, _, _ in MIGRATIONS] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert all(isinstance(m.applied_at, int) and m.applied_at > 0 for m in status)
     rows = cypher(
         store,
@@ -141,6 +142,6 @@ def test_facade_reports_pending_migrations_without_auto_migrate(store: Neo4jStor
     mem = GraphMemory(store, embedder=HashEmbedder(64), settings=Settings(auto_migrate=False))
     with pytest.raises(SchemaError, match="needs migrations"):
         mem.connect()
-    assert [n.split(":")[0] for n in mem.migrate()] == ["1", "2", "3", "4", "5", "6", "7", "8"]
+    assert [n.split(":")[0] for n in mem.migrate()] == ["1", "2", "3", "4", "5", "6", "7", "8", "9"]
     mem.connect()
     assert mem.stats()["episodes"] == 0

@@ -146,13 +146,17 @@ def test_auto_immutable_when_the_directory_is_not_writable(
 
 
 def test_read_only_store_that_needs_a_migration(store_file: Path) -> None:
+    from graphmem.store.sqlite.schema import MIGRATIONS
+
+    newest = max(version for version, _, _ in MIGRATIONS)
     with sqlite3.connect(store_file) as conn:
-        conn.execute("DELETE FROM graphmem_migrations WHERE version = 5")
+        conn.execute("DELETE FROM graphmem_migrations WHERE version = ?", (newest,))
     conn.close()
-    with pytest.raises(SchemaError, match=r"needs migrations \[5\] but is read-only"):
+    with pytest.raises(SchemaError, match=rf"needs migrations \[{newest}\] but is read-only"):
         GraphMemory(f"sqlite:///{store_file}?mode=ro").connect()
     with sqlite3.connect(store_file) as conn:  # nothing was migrated
-        assert conn.execute("SELECT max(version) FROM graphmem_migrations").fetchone() == (4,)
+        found = conn.execute("SELECT max(version) FROM graphmem_migrations").fetchone()
+        assert found == (newest - 1,)
     conn.close()
 
 

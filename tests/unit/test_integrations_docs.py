@@ -18,6 +18,7 @@ PAGES = {
     "python.md": [],
     "robots.md": [],
     "langchain.md": ["langchain_core"],
+    "langgraph.md": ["langgraph", "langmem"],
     "mcp.md": ["mcp"],
 }
 

@@ -25,7 +25,9 @@ from graphmem import GraphMemory, HashEmbedder  # noqa: E402
 from graphmem.integrations.langchain import (  # noqa: E402
     GraphMemRetriever,
     fact_to_document,
+    make_experience_tools,
     make_memory_tools,
+    make_usage_tools,
 )
 
 # The standard suites have async tests; langchain's own packages run them with pytest-asyncio
@@ -312,6 +314,38 @@ def test_tool_errors_come_back_as_text(maya: GraphMemory) -> None:
          "type": "tool_call"}
     )
     assert isinstance(message, ToolMessage) and message.status == "error"
+
+
+BAD_ARGUMENTS = [
+    ("remember", {"text": ""}, "text: String should have at least 1 character"),
+    ("remember", {}, "text: Field required"),
+    ("recall", {"query": "tea", "k": 0}, "k: Input should be greater than or equal to 1"),
+    ("recall", {"query": "tea", "k": "many"}, "k: Input should be a valid integer"),
+    ("record_experience", {"task": "grasp", "state": "not json"}, "state: Input should be"),
+    ("recall_experiences", {"outcome": "best"}, "outcome: Input should be 'any'"),
+    ("feedback", {"item": "Maya prefers tea."}, "useful: Field required"),
+    ("unpin", {"fact": ""}, "fact: String should have at least 1 character"),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "expected"), BAD_ARGUMENTS)
+def test_arguments_that_fail_the_schema_come_back_as_text(
+    maya: GraphMemory, name: str, args: dict[str, object], expected: str
+) -> None:
+    tools = {
+        x.name: x
+        for x in [*make_memory_tools(maya, group_id="maya"),
+                  *make_experience_tools(maya, group_id="maya"),
+                  *make_usage_tools(maya, group_id="maya")]
+    }
+    answer = tools[name].invoke(args)
+    assert isinstance(answer, str) and answer.startswith("Invalid arguments (")
+    assert expected in answer and "errors.pydantic.dev" not in answer
+    message = tools[name].invoke({"name": name, "args": args, "id": "7", "type": "tool_call"})
+    assert isinstance(message, ToolMessage) and message.status == "error"
+    assert expected in str(message.content)
+    again = asyncio.run(tools[name].ainvoke(args))
+    assert again == answer
 
 
 def test_tools_async(maya: GraphMemory) -> None:

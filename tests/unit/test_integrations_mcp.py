@@ -135,3 +135,28 @@ def test_missing_sdk_is_a_config_error(
 def test_main_reports_a_bad_store(capsys: pytest.CaptureFixture[str]) -> None:
     assert graphmem_mcp.main(["--store", "nosuch://x"]) == 1
     assert "graphmem mcp: error:" in capsys.readouterr().err
+
+
+def test_docs_and_command_line_help_name_every_tool_the_server_serves(
+    memory: GraphMemory,
+) -> None:
+    """docs/mcp.md's tool table, ``graphmem mcp --help`` and the server agree, in order."""
+    import re
+
+    from click.testing import CliRunner
+
+    from graphmem.cli import cli
+
+    async def body(client: Client) -> Any:
+        return (await client.list_tools()).tools
+
+    served = [tool.name for tool in _with_client(memory, body)]
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text()
+    table = docs.split("## Tools", 1)[1].split("\n\n## ", 1)[0]
+    documented = re.findall(r"^\| `(\w+)` \|", table, flags=re.MULTILINE)
+    assert documented == served
+    help_text = " ".join(CliRunner().invoke(cli, ["mcp", "--help"]).output.split())
+    listed = help_text.split("Tools: ", 1)[1].split(".", 1)[0]
+    assert [name.strip() for name in listed.split(",")] == served
+    module_doc = graphmem_mcp.__doc__ or ""
+    assert [name for name in served if f"``{name}(" not in module_doc] == []

@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "graphmem"
 TOP_LEVEL_MODULES = {
     "__init__",
     "_args",  # the facade's argument checks
+    "_async_memory",  # AsyncGraphMemory: the facade's own methods, awaitable
     "_config",
     "_connect",  # the facade opening its store
     "_errors",

@@ -1,6 +1,6 @@
 """The ``llm`` extractor: one chat-completion call per episode, on any OpenAI-compatible endpoint.
 
-Needs ``pip install 'graphmem[openai]'`` (``openai`` and ``tenacity``). What one ``extract`` does:
+Uses ``openai`` and ``tenacity`` (base dependencies, imported only here). What one ``extract`` does:
 
 1. Build the prompt (``prompts/extract_facts.prompt``): the episode, its time, the speaker, a few
    earlier episodes of the same source, the current facts about the entities it likely mentions

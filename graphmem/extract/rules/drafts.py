@@ -45,6 +45,9 @@ class _Draft:
     always: bool = False
     move: bool = False
     detail: str | None = None  # pet kind, "over Y" of a preference
+    # A statement's own time: its time phrases are its value ("the launch moved to next Friday"),
+    # so the clause's time neither dates nor drops it; valid from the episode's time.
+    own_time: bool = False
 
     @property
     def target(self) -> str:
@@ -73,6 +76,9 @@ class _State:
     reread: Callable[[EpisodeRecord, ExtractionContext], list[_Draft]]
     drafts: list[_Draft] = field(default_factory=list)
     last_subject: _Subject | None = None
+    # The clause the subject came from was modal ("I'll …"): a clause inheriting the subject
+    # ("… and use a soft tone") is modal too.
+    last_modal: bool = False
     at_start: bool = True
     use_previous: bool = True
     previous_cache: list[_Prior] | None = None
@@ -170,6 +176,16 @@ _TEMPLATES: dict[str, tuple[str, str, str]] = {
     "married_to": ("{s} is married to {o}.", "{s} is no longer married to {o}.",
                    "{s} is not married to {o}."),
     "is": ("{s} is {o}.", "{s} is no longer {o}.", "{s} is not {o}."),
+    "scheduled_for": ("{s} is scheduled for {o}.", "{s} is no longer scheduled for {o}.",
+                      "{s} is not scheduled for {o}."),
+    "plans_to": ("{s} plans to {o}.", "{s} no longer plans to {o}.", "{s} does not plan to {o}."),
+    "decided_to": ("{s} decided to {o}.", "{s} no longer decided to {o}.",
+                   "{s} did not decide to {o}."),
+    "chose": ("{s} chose {o}.", "{s} no longer chose {o}.", "{s} did not choose {o}."),
+    "trying_to": ("{s} is trying to {o}.", "{s} is no longer trying to {o}.",
+                  "{s} is not trying to {o}."),
+    "works_on": ("{s} is working on {o}.", "{s} is no longer working on {o}.",
+                 "{s} is not working on {o}."),
     "has_manager": ("{ps} manager is {o}.", "{ps} manager is no longer {o}.",
                     "{ps} manager is not {o}."),
 }
@@ -199,11 +215,18 @@ def _statement(d: _Draft) -> str:
         templates = _TEMPLATES[d.predicate]
     else:
         words = d.predicate.replace("_", " ")
-        templates = (f"{{ps}} {words} is {{o}}.", f"{{ps}} {words} is no longer {{o}}.",
-                     f"{{ps}} {words} is not {{o}}.")
+        be = "are" if words.endswith("s") and not words.endswith(("ss", "us", "is")) else "is"
+        templates = (f"{{ps}} {words} {be} {{o}}.", f"{{ps}} {words} {be} no longer {{o}}.",
+                     f"{{ps}} {words} {be} not {{o}}.")
     index = 0 if d.kind != "negate" else (1 if d.negation == "ended" else 2)
+    plural = subject.endswith("s") and not subject.endswith(("ss", "us", "is", "'s"))
+    # "the relocation expenses' budget"
+    possessive = subject + ("'" if plural and d.subject_kind == "np" else "'s")
+    if plural and d.predicate == "scheduled_for":
+        are = [t.replace("{s} is ", "{s} are ") for t in templates]
+        templates = (are[0], are[1], are[2])
     text = templates[index].format(s=subject, o=target, ao=_article(target) if target else "",
-                                   ps=subject + "'s")
+                                   ps=possessive)
     if d.predicate == "prefers" and d.detail and d.kind != "negate":
         text = text[:-1] + f" over {d.detail}."
     return text[:1].upper() + text[1:]

@@ -89,7 +89,10 @@ def grammar(text: str, clause: _Clause, st: _State) -> list[_Draft]:
     subject = _subject(text, clause, st)
     if subject is None:
         return []
+    if subject.end == 0 and st.last_modal:
+        return []
     st.last_subject = subject
+    st.last_modal = False
     if subject.end == 0:
         text = " " + text  # an inherited subject: "... and joined Globex"
     pos = subject.end
@@ -108,6 +111,8 @@ def grammar(text: str, clause: _Clause, st: _State) -> list[_Draft]:
         if mod is None:
             return []
         mods.append(_squash(mod.group("m").lower()))
+        if _MODIFIERS.get(mods[-1]) == "modal":
+            st.last_modal = True
         pos = mod.end()
     return []
 
@@ -137,6 +142,8 @@ def _apply(
     be = "be" in cats or any(m in _BE_NEG for m in mods)
     if trig.needs_be and not be:
         return None
+    if subject.kind == "name" and not _agrees(match.group(), mods, cats, be):
+        return None
     groups = match.groupdict()
     if groups.get("past") and not (cats & {"have", "neg", "never", "ended"}):
         return []  # simple past ("I lived in Paris"): not known to hold now
@@ -156,6 +163,23 @@ def _apply(
     for draft in drafts:
         draft.subject_type = _subject_type(subject, draft.predicate)
     return drafts
+
+
+# A named subject is one person or thing: "Maya likes", "Maya is using", "Maya doesn't like";
+# "Tools like Trello", "Consider using X" and "Websites are a …" are no statements about a name.
+_BASE_VERB = re.compile(r"\s*(?i:like|love|enjoy|adore|hate|dislike|detest|loathe|prefer|use|live|"
+                        r"reside|work|move)\b")
+_GERUND = re.compile(r"\s*[a-z]+ing\b", re.I)
+_PLURAL_BE = frozenset({"are", "were", "'re", "aren't", "arent", "weren't", "werent", "have",
+                        "'ve", "do", "don't", "dont", "haven't", "havent"})
+
+
+def _agrees(verb: str, mods: list[str], cats: set[str], be: bool) -> bool:
+    if any(m in _PLURAL_BE for m in mods):
+        return False
+    if _BASE_VERB.match(verb) and not cats & {"do", "neg", "ended", "never", "have", "modal"}:
+        return False
+    return not (_GERUND.match(verb) and not be)
 
 
 # ----------------------------------------------------------------------------- object forms
@@ -241,6 +265,10 @@ def _prefers_form(r: _Reading) -> list[_Draft]:
     obj = _thing(head)
     if obj is None:
         return []
+    after = _squash(head)[len(obj):]
+    bare_gerund = " " not in obj and obj.lower().endswith("ing")
+    if bare_gerund and re.match(r"\s+(?i:with|for|on|at|in|to)\b", after):
+        return []  # "I prefer working with a local attorney": "working" alone names nothing
     return [_Draft(predicate=r.trig.predicate, object=obj, kind=r.kind, detail=detail,
                    subject_type=r.subject.type, **r.base)]
 

@@ -88,6 +88,16 @@ Patterns (predicate ← examples)
   episode, else of the latest previous episode. "I never lived in Paris, I've always lived in
   Lyon" corrects too. A correction of a fact stated earlier in the same episode replaces it.
 
+- First-person statements (``statements.py`` over ``statement_table.py``; a clause the patterns
+  above read nothing from, read as written, its time phrases kept as values): amounts ("I set
+  the budget to $5,000" → ``budget``; "my grocery budget went up to $400" → ``grocery_budget``),
+  dates ("the launch moved to March 3" → launch ``scheduled_for``; "our deadline is Friday" →
+  ``deadline``; "my flight is booked for August 20", also inside a question), prices and pay,
+  progress and scores, versions without a product ("we're on version 3.2"), switches ("we
+  switched from MySQL to Postgres" → ``uses`` Postgres, MySQL ended), plans and decisions
+  (``plans_to``, ``decided_to``, ``chose``, ``trying_to``, ``works_on``). An assistant speaker's
+  own first person gives no fact. See docs/rules.md.
+
 Types: the speaker, relatives and capitalised names with human predicates (lives_in, works_at,
 likes…) are ``Person``; lives_in objects ``Place``; works_at objects ``Organization``; anything
 else ``entity`` (an unknown type, which the resolver should merge with a typed entity of the same
@@ -122,8 +132,9 @@ from .sentences import (
     _segments,
     _sentences,
 )
+from .statements import presupposed, statements
 from .text import _NORMALIZE, _squash, _strip_lead
-from .words import ENTITY, ORG, PERSON, PLACE, mask_unread, unread_script
+from .words import _ROLE_BOT, ENTITY, ORG, PERSON, PLACE, mask_unread, unread_script
 
 __all__ = ["ENTITY", "ORG", "PERSON", "PLACE", "RulesExtractor"]
 
@@ -136,6 +147,10 @@ class RulesExtractor:
 
     def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
         drafts = self._drafts(episode, context, use_previous=True)
+        if (context.speaker or "").strip().lower() in _ROLE_BOT:
+            # An assistant's "I"/"we" is its persona or an example it writes for the user
+            # ("Hi, my name is Crystal, and I'm here because…"), not a fact to remember.
+            drafts = [d for d in drafts if d.subject_kind != "fp"]
         facts = [_to_fact(d, d.predicate not in context.predicates) for d in drafts]
         warnings: list[str] = []
         unread = None if facts else unread_script(_episode_text(episode) or "")
@@ -167,6 +182,7 @@ class RulesExtractor:
             state.speaker = who
             state.at_start = True
             state.last_subject = None
+            state.last_modal = False
             for sentence, end in _merge_contrasts(_sentences(segment)):
                 self._sentence(sentence, end, state)
         return _finish(state.drafts)
@@ -182,10 +198,16 @@ class RulesExtractor:
         if not text:
             return
         if end == "?":
-            text = _declarative_head(text) or ""
-            if not text:
+            head = _declarative_head(text) or ""
+            if not head:
+                # A question still presupposes the dated events it names ("…before our
+                # meeting on May 3?").
+                for draft in presupposed(_strip_lead(text)[0], st):
+                    draft.evidence = _squash(sentence).strip(" ?")
+                    st.drafts.append(draft)
                 st.at_start = False
                 return
+            text = head
         text, correcting = _strip_lead(text)
         if not text.strip():
             return
@@ -225,22 +247,26 @@ class RulesExtractor:
 
     # ------------------------------------------------------------------ clause level
     def _clause(self, clause: _Clause, st: _State) -> list[_Draft]:
-        if clause.future:
-            return []
         text, correcting = _strip_lead(clause.work)
         text = text.strip()
         if not text or _HEDGE.match(text) or _HYPOTHETICAL.match(text):
             return []
-        drafts = whole_clause(text, st)
-        if drafts is None:
-            drafts = grammar(text, clause, st)
-        drafts = drafts + pets(text, st, drafts)
+        drafts: list[_Draft] | None = None
+        if not clause.future:
+            drafts = whole_clause(text, st)
+            if drafts is None:
+                drafts = grammar(text, clause, st)
+            drafts = drafts + pets(text, st, drafts)
+        if not drafts:
+            # Plans, decisions, amounts and dates, read from the clause as written: its time
+            # phrases are values here ("the launch moved to next Friday").
+            drafts = statements(_strip_lead(clause.evidence)[0], st)
         for draft in drafts:
             draft.evidence = draft.evidence or clause.evidence
-            if draft.valid_from is None and clause.valid_from is not None:
+            if draft.valid_from is None and clause.valid_from is not None and not draft.own_time:
                 draft.valid_from = clause.valid_from
             if correcting and draft.kind == "assert" and not draft.move:
                 draft.kind = "correct"
-        if clause.valid_from is not None and clause.valid_from > st.ref:
-            return []
+        if clause.future or (clause.valid_from is not None and clause.valid_from > st.ref):
+            return [d for d in drafts if d.own_time]
         return drafts

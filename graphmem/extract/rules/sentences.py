@@ -49,6 +49,9 @@ _QUESTION_START = re.compile(
 _QUESTION_TAIL = re.compile(
     r"(?i:and\s+)?(?i:what|how|and\s+you|you|right|isn't\s+it|don't\s+you|do\s+you|wbu|hbu|"
     r"huh|ok|okay|yeah|no)\b"
+    # A request after a statement: "I chose Vite, can you help me set it up?"
+    r"|(?i:so\s+|but\s+|and\s+)?(?i:(?:can|could|would|will)\s+you|any\s+(?:tips|advice|ideas|"
+    r"suggestions|thoughts|recommendations)|should\s+i|is\s+there|are\s+there)\b"
 )
 # Hypotheticals and hedges state nothing ("If I lived in Paris…", "I think I'll move").
 _HYPOTHETICAL = re.compile(
@@ -82,8 +85,9 @@ _SEP = re.compile(
     r"|\s+(?i:and|but|so|then|yet|plus|because|since|while|whereas|although|though)\s+"
 )
 # A bare verb after a boundary starts a clause that inherits the subject ("and joined Globex").
+# Not "like": after a comma it is the preposition ("…, like drawing two aces").
 _CLAUSE_VERBS = (
-    r"live|lives|living|moved|relocated|work|works|working|joined|started|left|quit|like|likes|"
+    r"live|lives|living|moved|relocated|work|works|working|joined|started|left|quit|likes|"
     r"love|loves|enjoy|enjoys|adore|adores|hate|hates|dislike|dislikes|detest|prefer|prefers|"
     r"have|has|got|own|owns|use|uses|no\s+longer|don't|do\s+not|doesn't|never|used\s+to|"
     r"stopped|can't\s+stand|cannot\s+stand"

@@ -123,7 +123,7 @@ TRIGGERS: tuple[Trigger, ...] = (
        "place", "lives_in", _P, object_type=PLACE),
     _t(r"based\s+(?:in|out\s+of)", "place", "lives_in", _P, needs_be=True, object_type=PLACE),
     _t(r"(?:a\s+(?:big\s+|huge\s+|great\s+|massive\s+|real\s+|total\s+)?fan\s+of|"
-       r"into|crazy\s+about|passionate\s+about|obsessed\s+with|fond\s+of|keen\s+on|"
+       r"(?<!got\s)(?<!get\s)(?<!gets\s)into|crazy\s+about|passionate\s+about|obsessed\s+with|fond\s+of|keen\s+on|"
        r"a\s+(?:big\s+)?lover\s+of)", "list", "likes", _P, needs_be=True),
     # "I'm a nurse at X" (a role needs an employer: bare "I'm a nurse" could be anything).
     _t(r"(?:a|an)\s+" + _ROLE + r"\s+(?:at|for|with)", "role", "has_role", _P, needs_be=True),

@@ -140,6 +140,8 @@ def _valid(candidate: str | None, *, max_words: int = _MAX_OBJECT_WORDS) -> str 
     lower = text.lower()
     if lower in _PRONOUNS or words[0].lower() in _BAD_OBJECT_START:
         return None
+    if len(words) > 1 and words[-1].lower() in ("these", "those", "them", "this", "that"):
+        return None  # "the taste of these" names nothing without coreference
     if lower in ("a", "an", "the", "home", "night", "nights", "weekends", "work", "school"):
         return None
     return text

@@ -161,7 +161,8 @@ _NAME_STOP = _wordset(
     "Are Was Were Can Could Would Will Should Shall May Might Must Have Has Had Am Being Been "
     "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March July "
     "September October November December Everyone Nope Yep Lol Haha Hmm Um Uh Still Never "
-    "Always Really Again Last Next In On At For From With To As By Of During Every After Until"
+    "Always Really Again Last Next In On At For From With To As By Of During Every After Until "
+    "Below Above Step Example Things Bet Guess"
 )
 # Words after "I'm"/"call me" that describe the speaker rather than name them ("I'm Fine").
 _NOT_NAMES = _wordset(
@@ -277,4 +278,48 @@ _NOT_SPEAKER = _wordset(
 _ABBREV = _wordset(
     "mr mrs ms dr st mt jr sr inc ltd co corp vs etc e.g i.e u.s u.k approx prof ave rd dept "
     "fig sgt capt lt col rev"
+)
+
+# ----------------------------------------------------------------------------- statements
+
+# First-person settings ("I set the budget to $5,000", "the launch moved to March 3"): the noun
+# phrase's head decides the value's shape and the predicate. Amount nouns take money.
+_AMOUNT_NOUNS = _wordset(
+    "budget price cost salary pay income rent fee fees rate savings loan mortgage bill payment "
+    "offer bid revenue valuation allowance spending tuition deposit funding raise bonus premium "
+    "deductible balance debt wage wages"
+) | {"hourly rate", "day rate", "asking price", "savings goal"}
+# Quantity nouns take a number, a percentage, a quantity with its unit or an amount.
+_QUANTITY_NOUNS = _wordset(
+    "hours weight height score gpa goal target limit cap pace mileage streak capacity headcount "
+    "commute timeline duration length attendance followers subscribers sales retention churn "
+    "accuracy latency uptime coverage storage fps epochs threshold quota timeout port distance"
+) | {"work hours", "word count", "page count", "team size", "batch size", "learning rate",
+     "conversion rate", "target weight", "reading goal", "step goal"}
+# Date nouns take a date; "the <event> date" is the event's ``scheduled_for``.
+_DATE_NOUNS = frozenset({"deadline", "due date", "date", "start date", "end date", "cutoff",
+                         "cut-off", "target date", "go-live date"})
+_ATTR_ALIASES = {
+    "cost": "price", "pay": "salary", "wage": "salary", "wages": "salary", "fees": "fee",
+    "due date": "deadline", "cutoff": "deadline", "cut-off": "deadline",
+    "date": "scheduled_for", "go-live date": "scheduled_for",
+}
+# Adjectives before the head that name no attribute ("my monthly budget" is the budget).
+_ATTR_ADJECTIVES = _wordset(
+    "monthly weekly yearly annual daily total overall new current final original initial revised "
+    "updated estimated approximate tight max maximum minimum hard soft official entire whole "
+    "planned expected projected average base starting rough strict firm increased reduced "
+    "remaining available higher lower extra additional"
+)
+# Events a date can be set for ("the launch moved to March 3" → launch scheduled_for March 3).
+_EVENT_NOUNS = _wordset(
+    "launch release meeting appointment interview wedding trip flight party demo presentation "
+    "exam surgery kickoff kick-off conference vacation holiday concert session call review "
+    "submission delivery premiere sprint go-live cutover migration rollout deployment hearing "
+    "visit class workshop webinar recital tournament race marathon show gig milestone beta "
+    "checkup check-up consultation audition move closing ceremony event retreat reunion "
+    "celebration dinner lunch game match performance training orientation graduation shoot "
+    "recording defense defence pitch showcase festival exhibition opening screening test quiz "
+    "trial course semester shift symposium summit panel meetup hackathon seminar lecture "
+    "appointments"
 )

@@ -21,6 +21,7 @@ from ..._ids import entity_key
 from ..._models import FactRecord
 from ..._time import from_ms
 from .._base import EntityRow, EpisodeRow, FactRow, LinkRow, TimeView, Vector
+from .._experience import ExperienceEntry
 from .._vectors import quantize
 from .search import group_token
 
@@ -270,6 +271,20 @@ def episode_params(ep: EpisodeRow, seq: int) -> dict[str, Any]:
         "seq": seq,
         "group_token": group_token(ep.group_id),
         "embedding": stored_list(ep.embedding),
+        **experience_params(ep.experience if ep.kind == "experience" else None),
+    }
+
+
+def experience_params(entry: ExperienceEntry | None) -> dict[str, Any]:
+    """An experience's index entry as episode properties (all null without one)."""
+    if entry is None:
+        return dict.fromkeys(("x_success", "x_length", "x_terms", "x_tfs", "x_values"))
+    return {
+        "x_success": entry.success,
+        "x_length": entry.length,
+        "x_terms": list(entry.terms),
+        "x_tfs": list(entry.terms.values()),
+        "x_values": json_dump(entry.values),
     }
 
 

@@ -43,6 +43,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (7, "entity name and alias lookups by group and key", "schema/007_group_key_indexes"),
     (8, "a group's episodes by kind (experience recall)", "schema/008_episode_kind_index"),
+    (9, "experience index entries in arrival order", "schema/009_experience_order"),
 ]
 _FULLTEXT_MIGRATION = "schema/003_fulltext_indexes"
 _GROUP_FULLTEXT_MIGRATION = "schema/006_group_fulltext_indexes"

@@ -52,14 +52,18 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import neo4j
+import numpy as np
+import numpy.typing as npt
 from neo4j import ManagedTransaction
 
 from ..._filters import Condition
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
 from ..._time import utcnow
 from .._base import EpisodeRow, LinkRow, MigrationInfo, StoreReader, TimeView, Vector, WritePlan
+from .._experience import ExperienceCounts, ExperienceEntry
 from .browser import browser_instructions
 from .dialect import Dialect
+from .experience import ExperienceIndex
 from .maintenance import Maintenance
 from .reads import Reads
 from .runner import BoltConfig, BoltRunner
@@ -120,6 +124,7 @@ class Neo4jStore:
         self._indexes = Schema(self._bolt, forget_speakers=self._conversation.forget)
         self._writes = Writes(self._bolt, self._indexes)
         self._reads = Reads(self._bolt)
+        self._experience = ExperienceIndex(self._bolt)
         self._maintenance = Maintenance(self._bolt, self._indexes)
         self._search = GroupSearch(self._bolt.read)
 
@@ -211,6 +216,30 @@ class Neo4jStore:
 
     def episode_ids_by_kind(self, group_id: str, kind: str) -> list[str]:
         return self._reads.episode_ids_by_kind(group_id, kind)
+
+    # ------------------------------------------------------------------ experience index
+    def experience_counts(self, group_id: str) -> ExperienceCounts:
+        return self._experience.counts(group_id)
+
+    def experience_rows(self, group_id: str, after: int) -> npt.NDArray[np.int64]:
+        return self._experience.rows(group_id, after)
+
+    def experience_values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
+        return self._experience.values(group_id, path, after)
+
+    def experience_postings(
+        self, group_id: str, terms: Sequence[str], after: int
+    ) -> dict[str, npt.NDArray[np.int64]]:
+        return self._experience.postings(group_id, terms, after)
+
+    def experience_ids(self, group_id: str, seqs: Sequence[int]) -> dict[int, str]:
+        return self._experience.ids(group_id, seqs)
+
+    def unindexed_experiences(self, group_id: str, limit: int) -> list[EpisodeRecord]:
+        return self._experience.unindexed(group_id, limit)
+
+    def index_experiences(self, entries: Sequence[tuple[str, ExperienceEntry]]) -> None:
+        self._experience.add(entries)
 
     def change_token(self) -> object | None:
         # No cheap store-wide change counter to read here: callers list what they need.

@@ -154,6 +154,9 @@ class Maintenance:
             "fact_endings",
             "fact_links",
             "mentions",
+            "experiences",
+            "experience_values",
+            "experience_terms",
         ):
             out[table] = int(self._db.fetch_one(f"SELECT count(*) FROM {table}")[0])
         for table in ("facts_fts", "entities_fts", "episodes_fts"):

@@ -262,6 +262,75 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX facts_object ON facts (object_id) WHERE object_id IS NOT NULL;
         """,
     ),
+    (
+        6,
+        "experience index: time, success, text terms and field values per attempt",
+        # Kept beside each experience episode and read back by column, so a new process ranks
+        # a group's attempts without parsing their records. ``seq`` is never reused
+        # (AUTOINCREMENT): a reader holding rows up to a seq reads only what came after.
+        # Values and terms are clustered by (group, path or term, seq): one column of a group
+        # is one range read. Deleting an episode deletes its entry (triggers), so forget and
+        # purge leave nothing of it behind. ``experience_groups`` counts each group's experience
+        # episodes and entries (triggers): one row tells a reader what changed. Entries are
+        # written by graphmem with the episode; attempts stored before this migration (counted
+        # here) are indexed by the first recall of their group.
+        """
+        CREATE TABLE experiences (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            episode_id TEXT NOT NULL UNIQUE,
+            group_id TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            success INTEGER NOT NULL,
+            length INTEGER NOT NULL,
+            paths TEXT NOT NULL,
+            terms TEXT NOT NULL
+        );
+        CREATE INDEX experiences_group ON experiences (group_id, seq, at, success, length);
+        CREATE TABLE experience_values (
+            group_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            data NOT NULL,
+            PRIMARY KEY (group_id, path, seq)
+        ) WITHOUT ROWID;
+        CREATE TABLE experience_terms (
+            group_id TEXT NOT NULL,
+            term TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            tf INTEGER NOT NULL,
+            PRIMARY KEY (group_id, term, seq)
+        ) WITHOUT ROWID;
+        CREATE TABLE experience_groups (
+            group_id TEXT PRIMARY KEY,
+            episodes INTEGER NOT NULL DEFAULT 0,
+            indexed INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO experience_groups (group_id, episodes)
+            SELECT group_id, count(*) FROM episodes WHERE kind = 'experience' GROUP BY group_id;
+        CREATE TRIGGER experience_groups_episode_ai AFTER INSERT ON episodes
+        WHEN new.kind = 'experience' BEGIN
+            INSERT INTO experience_groups (group_id, episodes) VALUES (new.group_id, 1)
+                ON CONFLICT (group_id) DO UPDATE SET episodes = episodes + 1;
+        END;
+        CREATE TRIGGER experiences_episode_ad AFTER DELETE ON episodes
+        WHEN old.kind = 'experience' BEGIN
+            UPDATE experience_groups SET episodes = episodes - 1 WHERE group_id = old.group_id;
+            DELETE FROM experiences WHERE episode_id = old.id;
+            DELETE FROM experience_groups
+                WHERE group_id = old.group_id AND episodes <= 0 AND indexed <= 0;
+        END;
+        CREATE TRIGGER experiences_ai AFTER INSERT ON experiences BEGIN
+            UPDATE experience_groups SET indexed = indexed + 1 WHERE group_id = new.group_id;
+        END;
+        CREATE TRIGGER experiences_ad AFTER DELETE ON experiences BEGIN
+            UPDATE experience_groups SET indexed = indexed - 1 WHERE group_id = old.group_id;
+            DELETE FROM experience_values WHERE group_id = old.group_id
+                AND path IN (SELECT value FROM json_each(old.paths)) AND seq = old.seq;
+            DELETE FROM experience_terms WHERE group_id = old.group_id
+                AND term IN (SELECT key FROM json_each(old.terms)) AND seq = old.seq;
+        END;
+        """,
+    ),
 ]
 
 

@@ -15,12 +15,17 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from ..._errors import StoreError
 from ..._filters import Condition
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
 from .._base import EpisodeRow, LinkRow, MigrationInfo, StoreReader, TimeView, Vector, WritePlan
+from .._experience import ExperienceCounts, ExperienceEntry
 from .._vectors import VectorMatrix
 from .db import SQLiteDB, store_errors
+from .experience import ExperienceIndex
 from .filter import filter_candidates
 from .maintenance import Maintenance, purge_deleted, truncate_wal
 from .reader import Reader, next_write_seq
@@ -80,6 +85,7 @@ class SQLiteStore:
         self._vector_index = VectorIndex(self._db, _vector_limits)
         self._text_index = TextIndex(self._db, _postings)
         self._reads = Reads(self._db)
+        self._experience = ExperienceIndex(self._db)
         self._upkeep = Maintenance(self._db)
 
     # ------------------------------------------------------------------ lifecycle
@@ -259,6 +265,30 @@ class SQLiteStore:
 
     def episode_ids_by_kind(self, group_id: str, kind: str) -> list[str]:
         return self._reads.episode_ids_by_kind(group_id, kind)
+
+    # ------------------------------------------------------------------ experience index
+    def experience_counts(self, group_id: str) -> ExperienceCounts:
+        return self._experience.counts(group_id)
+
+    def experience_rows(self, group_id: str, after: int) -> npt.NDArray[np.int64]:
+        return self._experience.rows(group_id, after)
+
+    def experience_values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
+        return self._experience.values(group_id, path, after)
+
+    def experience_postings(
+        self, group_id: str, terms: Sequence[str], after: int
+    ) -> dict[str, npt.NDArray[np.int64]]:
+        return self._experience.postings(group_id, terms, after)
+
+    def experience_ids(self, group_id: str, seqs: Sequence[int]) -> dict[int, str]:
+        return self._experience.ids(group_id, seqs)
+
+    def unindexed_experiences(self, group_id: str, limit: int) -> list[EpisodeRecord]:
+        return self._experience.unindexed(group_id, limit)
+
+    def index_experiences(self, entries: Sequence[tuple[str, ExperienceEntry]]) -> None:
+        self._experience.add(entries)
 
     def recent_episodes(
         self, group_id: str, source: str | None, before: int, limit: int

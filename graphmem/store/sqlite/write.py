@@ -12,6 +12,7 @@ from ..._ids import make_id
 from ..._time import to_ms, utcnow
 from .._base import EpisodeRow, WritePlan
 from .._vectors import to_blob
+from .experience import write_entry
 from .reader import Reader
 from .rows import alias_keys, chunks, qmarks, search_text
 
@@ -43,6 +44,9 @@ def insert_episode(conn: sqlite3.Connection, episode: EpisodeRow) -> tuple[Episo
     )
     created = cur.rowcount == 1
     if created:
+        entry = episode.experience
+        if entry is not None and episode.kind == "experience":
+            write_entry(conn, episode.id, episode.group_id, episode.reference_time, entry)
         return episode, True
     stored = Reader(conn).get_episode(episode.id)
     assert stored is not None

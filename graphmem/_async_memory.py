@@ -1,0 +1,175 @@
+"""``AsyncGraphMemory``: ``GraphMemory``'s public surface, awaitable.
+
+One implementation: each coroutine method *is* the ``GraphMemory`` method of the same name
+(same signature, same docstring, the same code run), called in a worker thread of a bounded pool
+owned by this object, so the event loop never waits on SQLite, the Neo4j driver, an embedding or
+an LLM call. A batch's LLM extractions overlap as in the sync API (``Settings.llm_concurrency``
+threads sharing one rate limiter and budget), with the same accounting and retries.
+
+Cancelling a call never leaves it half done:
+
+- a call still waiting for a worker is dropped: nothing of it runs;
+- a call already running is not interrupted (every write inside it is a store transaction, and
+  a batch's chunks follow one another): the cancelled caller waits until it has finished, then
+  gets its ``CancelledError``. So when ``CancelledError`` reaches you, the call either did
+  nothing or did everything, and the store is as a sync call would have left it.
+
+``aclose()`` (or leaving ``async with``) waits for running calls before closing the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+from collections.abc import Callable, Coroutine, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from threading import Lock
+from types import TracebackType
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from ._errors import ConfigError
+from ._memory import GraphMemory
+from .store import GraphStore
+
+__all__ = ["AsyncGraphMemory"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+def _awaitable(
+    method: Callable[Concatenate[GraphMemory, P], R],
+) -> Callable[Concatenate[AsyncGraphMemory, P], Coroutine[Any, Any, R]]:
+    """The coroutine method that runs ``method`` on the wrapped memory in a worker."""
+
+    @functools.wraps(method)
+    async def call(self: AsyncGraphMemory, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return await self.run(functools.partial(method, self.sync, *args, **kwargs))
+
+    return call
+
+
+def _collected(
+    method: Callable[Concatenate[GraphMemory, P], Iterable[T]],
+) -> Callable[Concatenate[AsyncGraphMemory, P], Coroutine[Any, Any, list[T]]]:
+    """Like ``_awaitable`` for a method returning an iterator: read to the end in the worker
+    (a lazy iterator would read the store on the event loop)."""
+
+    @functools.wraps(method)
+    async def call(self: AsyncGraphMemory, /, *args: P.args, **kwargs: P.kwargs) -> list[T]:
+        return await self.run(lambda: list(method(self.sync, *args, **kwargs)))
+
+    return call
+
+
+class AsyncGraphMemory:
+    """Long-term memory as a temporal knowledge graph, for asyncio code.
+
+    ``AsyncGraphMemory("memory.db")`` takes what ``GraphMemory`` takes (``embedder=``,
+    ``extractor=``, ``settings=``...), or wraps an existing ``GraphMemory``
+    (``AsyncGraphMemory(memory)``; the two then share one store and its state).
+    ``max_workers``: how many calls run at once (default 4); more wait their turn.
+    Nothing touches the store until the first call or ``await connect()``.
+    """
+
+    def __init__(
+        self,
+        store: str | os.PathLike[str] | GraphStore | GraphMemory | None = None,
+        *,
+        max_workers: int = 4,
+        **options: Any,
+    ) -> None:
+        if not isinstance(max_workers, int) or isinstance(max_workers, bool) or max_workers < 1:
+            raise ConfigError(f"max_workers must be an integer >= 1, got {max_workers!r}")
+        if isinstance(store, GraphMemory):
+            if options:
+                raise ConfigError(
+                    "options go to the GraphMemory being wrapped, not to AsyncGraphMemory: "
+                    f"got {sorted(options)}"
+                )
+            self.sync = store
+        else:
+            self.sync = GraphMemory(store, **options)
+        self.max_workers = max_workers
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = Lock()
+
+    # ------------------------------------------------------------------ running a call
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.max_workers, thread_name_prefix="graphmem-async"
+                )
+            return self._pool
+
+    async def run(self, work: Callable[[], R]) -> R:
+        """Run ``work`` (a sync call on ``self.sync``) in a worker; cancellation as described
+        in the module: a waiting call is dropped, a running one is waited for."""
+        future: Future[R] = self._executor().submit(work)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if future.cancel():  # had not started: nothing of it ran
+                raise
+            while not future.done():  # running: let it finish before we give up
+                try:
+                    await asyncio.shield(asyncio.wrap_future(future))
+                except asyncio.CancelledError:
+                    continue
+                except Exception:  # its own failure; the caller asked to cancel
+                    break
+            raise
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def store(self) -> GraphStore:
+        return self.sync.store
+
+    async def connect(self) -> AsyncGraphMemory:
+        """Open the store, apply migrations and check the embedder (``GraphMemory.connect``)."""
+        await self.run(self.sync.connect)
+        return self
+
+    async def aclose(self) -> None:
+        """Wait for running calls, then close the store."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=False)
+        await asyncio.to_thread(self.sync.close)
+
+    async def __aenter__(self) -> AsyncGraphMemory:
+        return await self.connect()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------ GraphMemory's surface
+    migrate = _awaitable(GraphMemory.migrate)
+    add_episode = _awaitable(GraphMemory.add_episode)
+    add_episodes = _awaitable(GraphMemory.add_episodes)
+    add_fact = _awaitable(GraphMemory.add_fact)
+    reprocess = _awaitable(GraphMemory.reprocess)
+    recall = _awaitable(GraphMemory.recall)
+    history = _awaitable(GraphMemory.history)
+    facts = _awaitable(GraphMemory.facts)
+    get_facts = _awaitable(GraphMemory.get_facts)
+    episode = _awaitable(GraphMemory.episode)
+    forget = _awaitable(GraphMemory.forget)
+    stats = _awaitable(GraphMemory.stats)
+    export = _collected(GraphMemory.export)
+    import_rows = _awaitable(GraphMemory.import_rows)
+    to_networkx = _awaitable(GraphMemory.to_networkx)
+    add_experience = _awaitable(GraphMemory.add_experience)
+    recall_experiences = _awaitable(GraphMemory.recall_experiences)
+    pin = _awaitable(GraphMemory.pin)
+    unpin = _awaitable(GraphMemory.unpin)
+    pins = _awaitable(GraphMemory.pins)
+    feedback = _awaitable(GraphMemory.feedback)
