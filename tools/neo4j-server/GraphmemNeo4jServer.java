@@ -72,8 +72,18 @@ public class GraphmemNeo4jServer {
             }
         }
         if (password != null) {  // Community has ALTER USER on the system database
-            dbms.database("system").executeTransactionally(
-                    "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", password));
+            try {
+                dbms.database("system").executeTransactionally(
+                        "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED",
+                        Map.of("pw", password));
+            } catch (RuntimeException e) {
+                // a restart on the same home: the password is already this one
+                if (!String.valueOf(e.getMessage()).contains("cannot be the same")
+                        && (e.getCause() == null
+                            || !String.valueOf(e.getCause().getMessage()).contains("cannot be the same"))) {
+                    throw e;
+                }
+            }
         }
         System.out.println("NEO4J_READY bolt://127.0.0.1:" + bolt
                 + (http > 0 ? " http://127.0.0.1:" + http + "/browser/" : ""));
