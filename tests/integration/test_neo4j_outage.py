@@ -2,8 +2,11 @@
 graph holds nothing of the interrupted write (one transaction per chunk), and once the server
 is back the same call completes, giving the graph a clean run would have given.
 
-Starts its own throw-away ArcadeDB server on a private data dir and free ports
-(``scripts/bolt_server.py``), so the shared test server is never stopped.
+Starts its own throw-away server of the shared test server's kind on a private data dir and
+free ports, so the shared one is never stopped: genuine Neo4j (``scripts/neo4j_server.py``,
+when ``GRAPHMEM_TEST_BOLT_SERVER`` names a Neo4j version, as its env.sh does) or ArcadeDB
+(``scripts/bolt_server.py``). One private server serves the module's tests (a start costs
+tens of seconds).
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from graphmem import GraphMemory, HashEmbedder, StoreError
 
 REPO = Path(__file__).resolve().parents[2]
 BOLT_URI = os.environ.get("NEO4J_URI") or os.environ.get("GRAPHMEM_TEST_BOLT_URI")
+# "neo4j-5.26.30" when the shared server is genuine Neo4j (scripts/neo4j_server.py's env.sh)
+SERVER_KIND = os.environ.get("GRAPHMEM_TEST_BOLT_SERVER", "")
+GENUINE_NEO4J = SERVER_KIND.startswith("neo4j-")
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.slow,
@@ -32,7 +38,7 @@ pytestmark = [
         "--bolt-port 0` and `. .bolt/env.sh` (GRAPHMEM_TEST_BOLT_URI), or set NEO4J_URI",
     ),
     pytest.mark.skipif(
-        importlib.util.find_spec("arcadedb_embedded") is None,
+        not GENUINE_NEO4J and importlib.util.find_spec("arcadedb_embedded") is None,
         reason="needs a private ArcadeDB server: pip install 'arcadedb-embedded==26.10.2.post1'",
     ),
 ]
@@ -62,18 +68,35 @@ def records(start: int, stop: int) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Any]:
+@pytest.fixture(scope="module")
+def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     sys.path.insert(0, str(REPO / "scripts"))
     try:
-        import bolt_server
+        if GENUINE_NEO4J:
+            import neo4j_server as server_script
+        else:
+            import bolt_server as server_script
     finally:
         sys.path.remove(str(REPO / "scripts"))
-    info = bolt_server.start_server(tmp_path / "bolt", bolt_port=0, heap="512m")
+    where = tmp_path_factory.mktemp("bolt")
+    if GENUINE_NEO4J:
+        version = SERVER_KIND.removeprefix("neo4j-")
+        info = server_script.start_server(where, bolt_port=0, heap="512m", version=version)
+    else:
+        info = server_script.start_server(where, bolt_port=0, heap="512m")
     try:
-        yield bolt_server, info
+        yield server_script, info
     finally:
-        bolt_server.stop_server(info.dir, kill=True)
+        server_script.stop_server(info.dir, kill=True)
+
+
+@pytest.fixture
+def server(private_server: Any) -> Any:
+    """The private server, running (a test may have left it stopped)."""
+    server_script, info = private_server
+    if server_script.server_status(info.dir) is None:
+        server_script.start_server(info.dir)
+    return server_script, info
 
 
 def normalised(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -113,6 +136,8 @@ def test_server_killed_mid_ingest(server: Any, tmp_path: Path) -> None:
         max_retry_time=2,
         connection_timeout=2,
     )
+    store.connect()
+    store.wipe_all_for_tests()
     mem = GraphMemory(store, embedder=HashEmbedder(64))
     mem.connect()
     assert all(r.status == "extracted" for r in mem.add_episodes(records(0, 4)))

@@ -23,6 +23,10 @@ BROWSER_QUERIES: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "open_contradictions": ("Open contradictions", {"group_id": "'default'"}),
     "episode_provenance": ("Provenance of an episode", {"episode_id": "'ep_…'"}),
+    "entity_history": (
+        "An entity's history (facts, SUPERSEDES, episodes)",
+        {"group_id": "'default'", "name": "'Alice'"},
+    ),
 }
 
 
@@ -43,6 +47,11 @@ def grass_path() -> str:
     return str(data_dir("cypher").joinpath("browser", "graphmem.grass"))
 
 
+def saved_queries_dir() -> str:
+    """Where this install's saved queries live (``cypher/browser/``)."""
+    return str(data_dir("cypher").joinpath("browser"))
+
+
 def browser_instructions(url: str) -> str:
     """Text for ``graphmem browser``: open the Browser, load the style, run the saved queries."""
     lines = [
@@ -50,12 +59,14 @@ def browser_instructions(url: str) -> str:
         "",
         f"1. Open {browser_url(url)}",
         "   and log in (NEO4J_USERNAME / NEO4J_PASSWORD).",
-        "2. Style: run `:style`, then drag this file onto the style panel",
+        "2. Style: drag this file onto the Browser window (it shows the style with :style;",
+        "   or run `:style` followed by the file's text)",
         f"   (cypher/browser/graphmem.grass in the repository): {grass_path()}",
         "   Entities blue, facts orange (predicate - statement), episodes grey;",
         "   SUPERSEDES thick grey, CONTRADICTS thicker red.",
-        "3. Saved queries (set the parameters with :param first; star them to keep them",
-        "   under Favorites):",
+        f"3. Saved queries ({saved_queries_dir()}): drag each .cypher file onto the window",
+        "   and press 'Save to favorites' (or paste them below into the editor). Set the",
+        "   parameters with :param first, then run a favorite:",
     ]
     for name, (title, params) in BROWSER_QUERIES.items():
         (text,) = statements(f"browser/{name}")

@@ -68,6 +68,8 @@ TEXT_FIELDS: dict[str, tuple[str, ...]] = {
 GROUP_TOKEN = "group_token"
 # The first Neo4j release with vector search filtered inside the index (SEARCH, Cypher 25).
 FILTERED_VECTORS_SINCE = (2026, 1)
+# The first Neo4j release that filters notifications for the driver (Bolt 5.2).
+NOTIFICATION_FILTERS_SINCE = (5, 7)
 
 # Runs one named Cypher file's statements (the store's auto-commit schema runner).
 CypherRunner = Callable[[str, dict[str, Any]], None]
@@ -82,6 +84,9 @@ class Dialect:
     raw_cosine: bool = False
     # Vector indexes filter by group inside the index (SEARCH ... WHERE; Neo4j 2026.01+).
     filtered_vectors: bool = False
+    # Notification classifications the server is asked to leave out (it filters them: Neo4j
+    # 5.7+, Bolt 5.2+): warnings about labels and relationship types no node holds yet.
+    muted_notifications: tuple[str, ...] = ()
 
     def index_name(self, role: str) -> str:
         suffix = "_by_group" if self.filtered_vectors else ""
@@ -285,4 +290,8 @@ def select_dialect(
             http_url=url, user=user, password=password, database=database or "neo4j"
         )
     version = neo4j_version(agent)
-    return Neo4jDialect(version=version, filtered_vectors=version >= FILTERED_VECTORS_SINCE)
+    return Neo4jDialect(
+        version=version,
+        filtered_vectors=version >= FILTERED_VECTORS_SINCE,
+        muted_notifications=("UNRECOGNIZED",) if version >= NOTIFICATION_FILTERS_SINCE else (),
+    )

@@ -172,33 +172,49 @@ class BoltRunner:
         with self.lock:
             if self._driver is not None:
                 return
-            auth = (cfg.username, cfg.password) if cfg.password is not None else None
-            try:
-                driver = GraphDatabase.driver(
-                    cfg.url,
-                    auth=auth,
-                    max_transaction_retry_time=cfg.max_retry_time,
-                    connection_timeout=cfg.connection_timeout,
-                    user_agent="graphmem",
-                )
-            except (ValueError, ConfigError, DriverError) as exc:
-                raise ConfigError(f"cannot use the store URL {cfg.url}: {exc}") from exc
+            driver = self._open_driver()
             try:
                 driver.verify_connectivity()
                 agent = driver.get_server_info().agent
             except (DriverError, Neo4jError) as exc:
                 driver.close()
                 raise self.error("connect", exc) from exc
-            self._agent = str(agent)
-            self._dialect = select_dialect(
-                self._agent,
+            dialect = select_dialect(
+                str(agent),
                 bolt_host=cfg.host,
                 user=cfg.username,
                 password=cfg.password or "",
                 database=cfg.database,
                 http_url=cfg.http_url,
             )
+            if dialect.muted_notifications:
+                # Neo4j warns about every label or relationship type a query names that the
+                # store holds none of yet (CONTRADICTS in a store without a contradiction), and
+                # the driver logs each warning: the server is told to leave those out. Only a
+                # server that filters notifications (Bolt 5.2+) may be asked.
+                driver.close()
+                driver = self._open_driver(dialect.muted_notifications)
+            self._agent = str(agent)
+            self._dialect = dialect
             self._driver = driver
+
+    def _open_driver(self, muted: Sequence[str] = ()) -> neo4j.Driver:
+        cfg = self.config
+        auth = (cfg.username, cfg.password) if cfg.password is not None else None
+        extra: dict[str, Any] = {}
+        if muted:
+            extra["notifications_disabled_classifications"] = list(muted)
+        try:
+            return GraphDatabase.driver(
+                cfg.url,
+                auth=auth,
+                max_transaction_retry_time=cfg.max_retry_time,
+                connection_timeout=cfg.connection_timeout,
+                user_agent="graphmem",
+                **extra,
+            )
+        except (ValueError, ConfigError, DriverError) as exc:
+            raise ConfigError(f"cannot use the store URL {cfg.url}: {exc}") from exc
 
     def close(self) -> None:
         with self.lock:
