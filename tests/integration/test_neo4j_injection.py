@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from graphmem import GraphMemory, HashEmbedder
+from graphmem import GraphMemory, HashEmbedder, InputError
 from graphmem._ids import entity_key
 
 BOLT_URI = os.environ.get("NEO4J_URI") or os.environ.get("GRAPHMEM_TEST_BOLT_URI")
@@ -161,8 +161,13 @@ def test_hostile_strings_round_trip_and_alter_nothing(
     assert raw is not None
     assert raw.content == content and raw.metadata == {key: value, "k": [key, value]}
 
-    # searches with the hostile text as the query run as plain searches
+    # searches with the hostile text as the query run as plain searches (a blank query is an
+    # input error, checked before any store is touched)
     for query in (subject, target, value, content, group):
+        if not query.strip():
+            with pytest.raises(InputError):
+                memory.recall(query, group_id=group_id, k=3)
+            continue
         memory.recall(query, group_id=group_id, k=3)
         memory.recall(query, group_id="sentinel-group", k=3)
     assert memory.history(subject, group_id=group_id)
