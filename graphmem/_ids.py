@@ -28,14 +28,24 @@ def content_hash(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
+# The longest key kept as it is (characters); longer ones end in a hash of the whole.
+_KEY_CHARS = 512
+
+
 def entity_key(name: str) -> str:
     """Normalised entity name: case-folded, accents and punctuation dropped, no leading article."""
     text = unicodedata.normalize("NFKD", name)
     text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
     text = _PUNCT.sub(" ", text)
     text = _SPACE.sub(" ", text).strip()
-    text = _ARTICLE.sub("", text)
-    return text or name.strip().casefold()
+    text = _ARTICLE.sub("", text) or name.strip().casefold()
+    if len(text) <= _KEY_CHARS:
+        return text
+    # A key is an indexed property, and Neo4j refuses a range-index entry over about 8 KB (a
+    # 22,000-character name failed there). A long key keeps its start, readable, and a hash of
+    # the whole, so two long names still differ.
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    return f"{text[: _KEY_CHARS - 33]}#{digest}"
 
 
 def value_json(value: Any) -> str:
