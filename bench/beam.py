@@ -80,6 +80,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "passages_0.3": {"passage_weight": 0.3},
     # Neither (the retriever before length-fair scoring).
     "before": {"passage_weight": 0.0, "self_speakers": ()},
+    # The UPDATES links between turns left out of the order (retrieve/currentness.py).
+    "no_currentness": {"currentness_top": 0},
 }
 
 
@@ -435,7 +437,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
+    parser.add_argument("--embedder", choices=["hash", "minilm", "onnx"], default="hash")
     parser.add_argument("--k", type=int, default=20)
     parser.add_argument("--configs", nargs="+", default=["default"], choices=list(CONFIGS))
     parser.add_argument("--conversations", type=int, default=None, help="only the first N")

@@ -71,6 +71,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     # The library's defaults (issue 11): facts the question supports, episodes by BM25 fused
     # with their vectors (weight: the embedder's), neighbouring turns, speaker and time cues.
     "default": {},
+    # The UPDATES links between turns left out of the order (retrieve/currentness.py).
+    "no_currentness": {"currentness_top": 0},
     # Ablations: each part switched off alone.
     "no_expansion": {"use_expansion": False},
     "no_context": {"use_context": False},
@@ -228,6 +230,12 @@ def make_embedder(name: str) -> Embedder:
         emb = SentenceTransformerEmbedder()
         emb.embed(["warm up"])  # load now; fail early if the package is missing
         return emb
+    if name == "onnx":  # the same model, int8, without torch (graphmem[onnx-embeddings])
+        from graphmem.embeddings.onnx import OnnxMiniLMEmbedder
+
+        onnx = OnnxMiniLMEmbedder()
+        onnx.embed(["warm up"])
+        return onnx
     raise SystemExit(f"unknown embedder {name!r}")
 
 
@@ -414,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
+    parser.add_argument("--embedder", choices=["hash", "minilm", "onnx"], default="hash")
     parser.add_argument("--k", type=int, default=20, help="recall(k=...) (at least 20)")
     parser.add_argument("--hops", type=int, default=2)
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))

@@ -69,6 +69,7 @@ from .._base import (
     WritePlan,
 )
 from .._experience import ExperienceCounts, ExperienceEntry
+from .._links import EpisodeLinkRow
 from .._reembed import EmbeddingItem
 from .browser import browser_instructions
 from .dialect import Dialect
@@ -306,6 +307,9 @@ class Neo4jStore:
 
     def links(self, fact_ids: Sequence[str]) -> list[LinkRow]:
         return self._reads.links(fact_ids)
+
+    def episode_links(self, episode_ids: Sequence[str]) -> list[EpisodeLinkRow]:
+        return self._reads.episode_links(episode_ids)
 
     def list_facts(
         self,

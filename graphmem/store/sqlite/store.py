@@ -31,6 +31,7 @@ from .._base import (
     WritePlan,
 )
 from .._experience import ExperienceCounts, ExperienceEntry
+from .._links import EpisodeLinkRow
 from .._reembed import EmbeddingItem
 from .._vectors import VectorMatrix
 from .db import SQLiteDB, store_errors
@@ -351,6 +352,9 @@ class SQLiteStore:
 
     def links(self, fact_ids: Sequence[str]) -> list[LinkRow]:
         return self._reads.links(fact_ids)
+
+    def episode_links(self, episode_ids: Sequence[str]) -> list[EpisodeLinkRow]:
+        return self._reads.episode_links(episode_ids)
 
     def list_facts(
         self,
