@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
-from bench._common import package_signature
+from bench._common import package_signature, ranking_scores, recall_ranking
 from graphmem import GraphMemory
 from graphmem.embeddings.factory import Embedder, HashEmbedder
 from graphmem.retrieve.retriever import RetrievalConfig
@@ -158,12 +158,7 @@ def questions(sample: dict[str, Any], known: set[str]) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------- metrics
 def score(ranked: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
-    rel = set(evidence)
-    out = {f"R@{k}": len(rel & set(ranked[:k])) / len(rel) for k in KS}
-    dcg = sum(1.0 / math.log2(i + 2) for i, d in enumerate(ranked[:10]) if d in rel)
-    idcg = sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), 10)))
-    out["NDCG@10"] = dcg / idcg
-    return out
+    return ranking_scores(ranked, evidence, KS)
 
 
 def summarize(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
@@ -312,19 +307,12 @@ def dialog_ids(result: Any, dia_of: dict[str, str], episodes_first: bool = False
     own fused episode ranking, which already counts the returned facts' support), then the
     facts' provenance.
     """
-    from_facts: list[str] = []
-    for hit in result.facts:
-        for eid in hit.episode_ids:
-            dia = dia_of.get(eid)
-            if dia is not None:
-                from_facts.append(dia)
-    from_episodes: list[str] = []
-    for ep in result.episodes:
+
+    def episode_dia(ep: Any) -> str | None:
         dia = ep.metadata.get("dia_id") or dia_of.get(ep.id)
-        if dia is not None:
-            from_episodes.append(str(dia))
-    ranked = from_episodes + from_facts if episodes_first else from_facts + from_episodes
-    return list(dict.fromkeys(ranked))
+        return None if dia is None else str(dia)
+
+    return recall_ranking(result, dia_of.get, episode_dia, episodes_first=episodes_first)
 
 
 def run_config(
