@@ -204,37 +204,35 @@ def test_a_packed_value_column_keeps_every_value(values: list[list[Any]], dim: i
 
 # ---------------------------------------------------------------------- the byte cap
 def test_the_byte_cap_evicts_the_least_recently_recalled_group(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    memory: GraphMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with GraphMemory(str(tmp_path / "m.db"), embedder=HashEmbedder(32)) as mem:
-        for group in ("a", "b"):
-            for i in range(20):
-                _add(mem, i, [i / 20, 0.0], success=True, group=group)
-        mem.recall_experiences("red cube", state={"object_pos": [0, 0]}, k=2, group_id="a")
-        recall = mem._experiences
-        assert recall is not None
-        one = recall.cached_bytes
-        assert one > 0
-        monkeypatch.setattr(experience_index, "_CACHE_BYTES", one + one // 2)  # room for one
-        found = mem.recall_experiences(
-            "red cube", state={"object_pos": [0, 0]}, k=2, group_id="b"
-        )
-        assert [e.episode for e in found] == ["0", "1"]
-        assert list(recall._groups) == ["b"]  # "a", recalled least recently, went
-        assert recall.cached_bytes <= one + one // 2
+    for group in ("a", "b"):
+        for i in range(20):
+            _add(memory, i, [i / 20, 0.0], success=True, group=group)
+    memory.recall_experiences("red cube", state={"object_pos": [0, 0]}, k=2, group_id="a")
+    recall = memory._experiences
+    assert recall is not None
+    one = recall.cached_bytes
+    assert one > 0
+    monkeypatch.setattr(experience_index, "_CACHE_BYTES", one + one // 2)  # room for one
+    found = memory.recall_experiences(
+        "red cube", state={"object_pos": [0, 0]}, k=2, group_id="b"
+    )
+    assert [e.episode for e in found] == ["0", "1"]
+    assert list(recall._groups) == ["b"]  # "a", recalled least recently, went
+    assert recall.cached_bytes <= one + one // 2
 
 
 def test_a_group_alone_over_the_byte_cap_is_answered_and_not_kept(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    memory: GraphMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with GraphMemory(str(tmp_path / "m.db"), embedder=HashEmbedder(32)) as mem:
-        for i in range(20):
-            _add(mem, i, [i / 20, 0.0], success=i != 3)
-        monkeypatch.setattr(experience_index, "_CACHE_BYTES", 64)
-        for _ in range(2):  # the second recall reads the columns again, and is as right
-            found = mem.recall_experiences(
-                "red cube", state={"object_pos": [0.16, 0]}, k=3, outcome="success_only"
-            )
-            assert [e.episode for e in found] == ["4", "2", "5"]  # 3 (nearest) failed
-            assert mem._experiences is not None and not mem._experiences._groups
-            assert mem._experiences.cached_bytes == 0
+    for i in range(20):
+        _add(memory, i, [i / 20, 0.0], success=i != 3)
+    monkeypatch.setattr(experience_index, "_CACHE_BYTES", 64)
+    for _ in range(2):  # the second recall reads the columns again, and is as right
+        found = memory.recall_experiences(
+            "red cube", state={"object_pos": [0.16, 0]}, k=3, outcome="success_only"
+        )
+        assert [e.episode for e in found] == ["4", "2", "5"]  # 3 (nearest) failed
+        assert memory._experiences is not None and not memory._experiences._groups
+        assert memory._experiences.cached_bytes == 0
