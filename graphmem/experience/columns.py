@@ -1,11 +1,12 @@
 """One group's experience index in memory: numpy columns read from the store's persisted index
 (``store._experience``), topped up with what was written since, never built from records.
 
-A new process reads a group's fixed columns (time, success, text length) in one range read;
-the text postings and field values it ranks by are read per term and per path, the first time
-a recall asks for them, and kept. After a write only the new attempts are read (rows after the
-last ``seq`` held). Every structure is a numpy array or a dict of a few of them, so a large
-group costs its bytes and nothing for Python's garbage collector to walk.
+A new process reads a group's fixed columns (time, success, text length) at once; the text
+postings and field values it ranks by are read per term and per path, the first time a recall
+asks for them, and kept (on SQLite each such column is a pack, a few blobs, plus the rows
+written after it: ``store/sqlite/experience.py``). After a write only the new attempts are
+read (rows after the last ``seq`` held). Every structure is a numpy array or a dict of a few
+of them, so a large group costs its bytes and nothing for Python's garbage collector to walk.
 """
 
 from __future__ import annotations
