@@ -236,3 +236,18 @@ def test_a_group_alone_over_the_byte_cap_is_answered_and_not_kept(
         assert [e.episode for e in found] == ["4", "2", "5"]  # 3 (nearest) failed
         assert memory._experiences is not None and not memory._experiences._groups
         assert memory._experiences.cached_bytes == 0
+
+
+def test_the_columns_a_recall_reads_count_toward_the_byte_cap(
+    memory: GraphMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(20):
+        _add(memory, i, [i / 20, 0.0], success=True)
+    memory.recall_experiences(k=3)  # the rows only: no query text, no state
+    assert memory._experiences is not None
+    rows_only = memory._experiences.cached_bytes
+    monkeypatch.setattr(experience_index, "_CACHE_BYTES", rows_only + 8)
+    found = memory.recall_experiences("red cube", state={"object_pos": [0.3, 0]}, k=1)
+    assert [e.episode for e in found] == ["6"]
+    # The postings and the state column this recall read pushed the group over: dropped.
+    assert not memory._experiences._groups
