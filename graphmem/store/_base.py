@@ -17,7 +17,7 @@ from .._filters import Condition
 from .._models import EntityRecord, EpisodeRecord, FactRecord
 from .._time import from_ms
 from ._expand import breadth_first
-from ._experience import ExperienceCounts, ExperienceEntry
+from ._experience import ExperienceCounts, ExperienceEntry, ValueColumn
 from ._links import EpisodeLinkRow
 
 __all__ = [
@@ -343,8 +343,9 @@ class GraphStore(Protocol):
         group builds no Python object per attempt)."""
         ...
 
-    def experience_values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
-        """(seq, packed values) of the attempts after ``after`` that have ``path``."""
+    def experience_values(self, group_id: str, path: str, after: int) -> ValueColumn:
+        """The packed values (``pack_values``) at ``path`` of the attempts after ``after`` that
+        have it, in ``seq`` order, as one ``ValueColumn``."""
         ...
 
     def experience_postings(

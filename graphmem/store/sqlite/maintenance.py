@@ -159,6 +159,7 @@ class Maintenance:
             "experiences",
             "experience_values",
             "experience_terms",
+            "experience_packs",
         ):
             out[table] = int(self._db.fetch_one(f"SELECT count(*) FROM {table}")[0])
         for table in ("facts_fts", "entities_fts", "episodes_fts"):

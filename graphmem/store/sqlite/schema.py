@@ -333,6 +333,36 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (
         7,
+        "experience packs: a group's index columns as packed blobs for a new process",
+        # A derived copy of a group's columns (rows, one path's values, one term's postings)
+        # up to a seq, packed as a few blobs, written by a reader that has just read many rows
+        # one by one, so the next new process reads one blob instead. Removing an entry drops
+        # its group's packs and moves ``experience_removals``: a reader that began before a
+        # removal writes no pack (it checks the count has not moved), so a pack never holds an
+        # attempt that is gone.
+        """
+        CREATE TABLE experience_packs (
+            group_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            upto INTEGER NOT NULL,
+            seqs BLOB NOT NULL,
+            sizes BLOB NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (group_id, name)
+        );
+        CREATE TABLE experience_removals (
+            id INTEGER PRIMARY KEY CHECK (id = 0),
+            removed INTEGER NOT NULL
+        );
+        INSERT INTO experience_removals VALUES (0, 0);
+        CREATE TRIGGER experiences_packs_ad AFTER DELETE ON experiences BEGIN
+            UPDATE experience_removals SET removed = removed + 1 WHERE id = 0;
+            DELETE FROM experience_packs WHERE group_id = old.group_id;
+        END;
+        """,
+    ),
+    (
+        8,
         "links between turns (UPDATES) and each turn's link terms",
         # A turn's link terms (with its stated time ``at``: a new turn reads the nearest turns
         # of each term, not all of them) find the turns it may update
