@@ -172,3 +172,13 @@ def test_an_export_with_a_bad_episode_link_is_refused_whole(tmp_path: Any) -> No
             other.import_rows(bad)
         with other:
             assert list(other.export()) == []
+
+
+def test_to_networkx_has_the_updates_edge(memory: GraphMemory) -> None:
+    _say(memory, "nx", TURNS[:2])
+    graph = memory.to_networkx(group_id="nx")
+    edges = [(u, v, d) for u, v, k, d in graph.edges(keys=True, data=True) if k == "UPDATES"]
+    assert len(edges) == 1
+    src, dst, data = edges[0]
+    assert graph.nodes[src]["kind"] == graph.nodes[dst]["kind"] == "Episode"
+    assert data["reason"].startswith("45 → 52") and "zotero" in data["terms"]
