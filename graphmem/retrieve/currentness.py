@@ -29,10 +29,11 @@ __all__ = ["MIN_QUERY_TERMS", "asks_about_change", "order_by_currentness"]
 MIN_QUERY_TERMS = 2
 
 # Words that ask about a change, an earlier state or a conflict, not about the present.
+# Adverbs, not adjectives: "the initial filing fees" asks about the present value of a thing.
 _CHANGE = re.compile(
-    r"\b(?:chang\w*|original\w*|initial\w*|previous\w*|before|earlier|used to|updat\w*|"
-    r"conflict\w*|contradict\w*|inconsisten\w*|no longer|anymore|any more|history|"
-    r"switch\w*|which (?:one |value )?(?:is|was) (?:right|correct))\b",
+    r"\b(?:chang(?:e|ed|es|ing)|originally|initially|previously|before|earlier|used to|"
+    r"at first|conflict\w*|contradict\w*|inconsisten\w*|no longer|anymore|any more|"
+    r"over time|which (?:one |value )?(?:is|was) (?:right|correct))\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
