@@ -95,6 +95,16 @@ class Quantity:
     terms: frozenset[str]
     # Each term's word as written (the first seen), for the link's reason.
     words: tuple[tuple[str, str], ...] = ()
+    # What it counts: "%", "$", or the word right after it ("52 sources" → "sourc"); "" if none.
+    unit: str = ""
+
+
+def _same_measure(a: Quantity, b: Quantity) -> bool:
+    """Whether two quantities can be two values of one thing: a percentage is not a count,
+    an amount of money is neither, and "15 problems" is not "24 cm"."""
+    if a.unit in ("%", "$") or b.unit in ("%", "$"):
+        return a.unit == b.unit
+    return not a.unit or not b.unit or a.unit == b.unit
 
 
 @lru_cache(maxsize=4096)
@@ -121,7 +131,11 @@ def _parse(text: str) -> list[Quantity]:
                 words.setdefault(stem(w), w.lower())
         if words:
             value = token.replace(",", "").replace("$", "")
-            out.append(Quantity(value, frozenset(words), tuple(sorted(words.items()))))
+            unit = "%" if token.endswith("%") else "$" if token.startswith("$") else ""
+            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if not unit and after and not _is_number(after) and after.lower() not in STOP_WORDS:
+                unit = stem(after)  # short units count too: "24 cm", "5 kg"
+            out.append(Quantity(value, frozenset(words), tuple(sorted(words.items())), unit))
     return out
 
 
@@ -175,7 +189,7 @@ def link_between(
     changes: list[str] = []
     for before in old_found:
         for after in new_found:
-            if before.value == after.value:
+            if before.value == after.value or not _same_measure(before, after):
                 continue
             common = before.terms & after.terms
             if len(common) >= MIN_SHARED:

@@ -196,3 +196,13 @@ def test_to_networkx_has_the_updates_edge(memory: GraphMemory) -> None:
     src, dst, data = edges[0]
     assert graph.nodes[src]["kind"] == graph.nodes[dst]["kind"] == "Episode"
     assert data["reason"].startswith("45 → 52") and "zotero" in data["terms"]
+
+
+def test_values_of_different_measures_are_not_an_update() -> None:
+    old = _row("a", "I solved 15 problems on triangle classification this week, accuracy rising.", t(3))
+    pct = _row("b", "Triangle classification problems this week: accuracy is 80% now, rising.", t(4))
+    cm = _row("c", "Triangle classification problems this week: a side of 24 cm, accuracy rising.", t(4))
+    assert _link(old, pct) is None  # a count is not a percentage
+    assert _link(old, cm) is None  # 15 problems is not 24 cm
+    more = _row("d", "Triangle classification this week: I solved 20 problems, accuracy rising.", t(4))
+    assert _link(old, more) is not None
