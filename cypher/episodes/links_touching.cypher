@@ -1,6 +1,7 @@
-// Every UPDATES link with either end in $ids.
+// Every UPDATES link with either end in $ids, with its earlier end's stated time.
 UNWIND $ids AS id
 MATCH (:Episode {id: id})-[l:UPDATES]-(:Episode)
 WITH DISTINCT l
 RETURN type(l) AS kind, startNode(l).id AS src, endNode(l).id AS dst, l.group_id AS group_id,
-       l.reason AS reason, l.terms AS terms, l.decided_at AS decided_at
+       l.reason AS reason, l.terms AS terms, l.decided_at AS decided_at,
+       endNode(l).reference_time AS dst_time

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from .._predicates import Family, default_families
 from ..reconcile.replay import load_timelines, rebuild_timeline
+from ..reconcile.turn_links import relink_after_forget
 from ..store._base import ProvenanceRow, StoreReader, WritePlan
 
 __all__ = [
@@ -97,6 +98,7 @@ def plan_forget_episodes(
         families,
     )
     plan.prune_entity_ids.extend(reader.episode_entity_ids(episode_ids))
+    relink_after_forget(reader, plan, episode_ids, now)
     plan.audit = {
         "action": "forget_episode",
         "group_id": group_id,
@@ -144,6 +146,7 @@ def plan_forget_entity(
     support: dict[str, int] = {}
     if episodes and own:
         plan.delete_episode_ids = list(own)
+        relink_after_forget(reader, plan, own, now)
         support = reader.episode_fact_ids(own)
         touched.update(support)
         touched.update(reader.episode_ended_fact_ids(own))

@@ -26,6 +26,7 @@ from ..store._base import EpisodeRow, GraphStore, StoreReader, WritePlan
 from ..store._links import EpisodeLinkRow
 
 __all__ = [
+    "KEEP",
     "LINKED_KINDS",
     "MAX_CANDIDATES",
     "MAX_QUANTITIES",
@@ -37,6 +38,7 @@ __all__ = [
     "link_turn",
     "quantities",
     "relink",
+    "relink_after_forget",
     "stem",
     "turn_links",
 ]
@@ -58,6 +60,11 @@ LINKED_KINDS = frozenset({"message"})
 # than the nearest MAX_CANDIDATES is linked only if the later-arriving one found the other.
 # (Each of the turn's words is looked up among its MAX_CANDIDATES nearest turns on each side.)
 MAX_CANDIDATES = 50
+# Each turn keeps its links to the KEEP nearest earlier turns it updates (by stated time, then
+# id): a chain, as facts keep one predecessor, with one step of slack for a match that is near
+# but not the same thing. The links of a group stay O(turns), and are still a function of the
+# turns alone: a turn arriving between two linked ones takes the place of the farther.
+KEEP = 2
 
 _CODE = re.compile(r"```.*?(?:```|$)", re.S)
 _TOKEN = re.compile(r"\$?\d[\d,]*(?:\.\d+)?%?|[^\W\d_][\w'’-]*", re.UNICODE)
@@ -225,8 +232,9 @@ def turn_links(
 
 
 def link_turn(reader: StoreReader, plan: WritePlan, row: EpisodeRow, now: int) -> None:
-    """Inside the episode's write: its link terms, and its links to the group's turns that
-    share at least ``MIN_SHARED`` of them (earlier or later: a late-arriving turn links too)."""
+    """Inside the episode's write: its link terms; its links to the ``KEEP`` nearest earlier
+    turns it updates; and, for each later turn that updates it, the link from that turn when
+    it is now among that turn's ``KEEP`` nearest (the farthest it kept is dropped)."""
     if row.kind not in LINKED_KINDS or not _speaker(row):
         return
     found = quantities(row.content)
@@ -237,7 +245,59 @@ def link_turn(reader: StoreReader, plan: WritePlan, row: EpisodeRow, now: int) -
     candidates = reader.episodes_sharing_terms(
         row.group_id, terms, MIN_SHARED, row.id, row.reference_time, MAX_CANDIDATES
     )
-    plan.episode_links_add.extend(turn_links(row, found, candidates, decided_at=now))
+    when = {c.id: c.reference_time for c in candidates} | {row.id: row.reference_time}
+    links = turn_links(row, found, candidates, decided_at=now)
+    older = [lk for lk in links if lk.src == row.id]
+    older.sort(key=lambda lk: (when[lk.dst], lk.dst), reverse=True)
+    plan.episode_links_add.extend(older[:KEEP])
+    newer = {lk.src: lk for lk in links if lk.dst == row.id}
+    if not newer:
+        return
+    kept: dict[str, list[tuple[tuple[int, str], EpisodeLinkRow]]] = {}
+    for link, dst_time in reader.episode_links_timed(sorted(newer)):
+        if link.src in newer and link.kind == "UPDATES":
+            kept.setdefault(link.src, []).append(((dst_time, link.dst), link))
+    mine = (row.reference_time, row.id)
+    for src, link in sorted(newer.items()):
+        held = sorted(kept.get(src, []), key=lambda item: item[0], reverse=True)
+        if len(held) < KEEP:
+            plan.episode_links_add.append(link)
+        elif mine > held[KEEP - 1][0]:
+            farthest = held[KEEP - 1][1]
+            plan.episode_links_remove.append((farthest.kind, farthest.src, farthest.dst))
+            plan.episode_links_add.append(link)
+
+
+def relink_after_forget(
+    reader: StoreReader, plan: WritePlan, gone: Sequence[str], now: int
+) -> None:
+    """Inside a forget's write: each remaining turn that updated a forgotten one links to its
+    ``KEEP`` nearest earlier turns among those that remain (as if the forgotten turns had never
+    been ingested)."""
+    doomed = set(gone)
+    if not doomed:
+        return
+    sources = sorted(
+        {link.src for link, _ in reader.episode_links_timed(sorted(doomed))
+         if link.dst in doomed and link.src not in doomed}
+    )
+    for src in sources:
+        row = reader.get_episode(src)
+        if row is None:
+            continue
+        found = quantities(row.content)
+        terms = link_terms(found)
+        candidates = [
+            c
+            for c in reader.episodes_sharing_terms(
+                row.group_id, terms, MIN_SHARED, row.id, row.reference_time, MAX_CANDIDATES
+            )
+            if c.id not in doomed
+        ]
+        when = {c.id: c.reference_time for c in candidates}
+        older = [lk for lk in turn_links(row, found, candidates, decided_at=now) if lk.src == src]
+        older.sort(key=lambda lk: (when[lk.dst], lk.dst), reverse=True)
+        plan.episode_links_add.extend(older[:KEEP])
 
 
 def relink(store: GraphStore, episode_ids: Sequence[str], now: int) -> None:

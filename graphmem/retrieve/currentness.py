@@ -66,11 +66,28 @@ def order_by_currentness(
     return _newest_first(list(ranked), relevant, top)
 
 
+def _reach(links: Sequence[EpisodeLinkRow]) -> dict[str, set[str]]:
+    """Each turn's earlier turns along chains of links (a turn keeps links to its nearest
+    earlier updates only, so the value two updates back is reached through the one between)."""
+    direct: dict[str, set[str]] = {}
+    for lk in links:
+        direct.setdefault(lk.src, set()).add(lk.dst)
+    out: dict[str, set[str]] = {}
+    for start in direct:
+        seen: set[str] = set()
+        frontier = list(direct[start])
+        while frontier:
+            node = frontier.pop()
+            if node not in seen and node != start:
+                seen.add(node)
+                frontier.extend(direct.get(node, ()))
+        out[start] = seen
+    return out
+
+
 def _newest_first(ranked: list[str], links: Sequence[EpisodeLinkRow], top: int) -> list[str]:
     pos: dict[str, float] = {eid: float(i) for i, eid in enumerate(ranked)}
-    updates: dict[str, list[str]] = {}
-    for lk in links:
-        updates.setdefault(lk.src, []).append(lk.dst)
+    updates = _reach(links)
     place: dict[str, float] = {}
     for eid, p in pos.items():
         best = p

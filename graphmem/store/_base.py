@@ -179,6 +179,7 @@ class WritePlan:
     # The episode's link terms (None: left as they are) and its links to other turns.
     episode_terms: list[str] | None = None
     episode_links_add: list[EpisodeLinkRow] = field(default_factory=list)
+    episode_links_remove: list[tuple[str, str, str]] = field(default_factory=list)  # kind, src, dst
     delete_episode_ids: list[str] = field(default_factory=list)
     delete_fact_ids: list[str] = field(default_factory=list)
     delete_entity_ids: list[str] = field(default_factory=list)
@@ -238,6 +239,10 @@ class StoreReader(Protocol):
     ) -> list[EpisodeRow]:
         """The ``limit`` episodes of the group (but ``exclude``) nearest in stated time to
         ``at`` (then by id) that hold ``min_shared`` of these link terms."""
+        ...
+
+    def episode_links_timed(self, episode_ids: Sequence[str]) -> list[tuple[EpisodeLinkRow, int]]:
+        """The links with either end in ``episode_ids``, each with its dst's stated time."""
         ...
 
     def fact_claims(

@@ -123,3 +123,10 @@ def test_a_fact_stated_only_by_an_updated_turn_is_the_old_value() -> None:
     # The update not returned, or a question about change: nothing is outdated.
     assert outdated_turns(links, query, shown={"x"}) == {}
     assert outdated_turns(links, "How has my prototype budget changed?", shown={"new"}) == {}
+
+
+def test_the_newest_goes_above_a_value_two_updates_back() -> None:
+    # Each turn keeps links to its nearest earlier updates: "new" reaches "old" through "mid".
+    links = [_lk("new", "mid", "budget", "prototype"), _lk("mid", "old", "budget", "prototype")]
+    out = order_by_currentness(["old", "x", "new"], links, "my prototype budget?", top=10)
+    assert out == ["new", "old", "x"]

@@ -107,6 +107,7 @@ TURNS = [
     (ZOTERO_OLD, t(3)),
     (ZOTERO_NEW, t(4)),
     ("Update: my Zotero library reached 60 sources, all tagged by theme now.", t(5)),
+    ("My Zotero library has grown to 70 sources, tagged by theme, for the essay.", t(6)),
     (BUDGET_OLD, t(3, 2)),
     (BUDGET_NEW, t(4, 2)),
     (UNRELATED, t(4, 3)),
@@ -121,7 +122,11 @@ def test_links_are_kept_and_found_on_every_store(memory: GraphMemory) -> None:
     assert (BUDGET_NEW, BUDGET_OLD) in pairs
     assert (TURNS[2][0], ZOTERO_OLD) in pairs and (TURNS[2][0], ZOTERO_NEW) in pairs
     assert not any(UNRELATED in (new, old) for new, old in pairs)
-    assert len(pairs) == 4
+    # Each turn keeps its two nearest earlier updates: the fourth Zotero turn links to the third
+    # and the second, not to the first.
+    assert (TURNS[3][0], TURNS[2][0]) in pairs and (TURNS[3][0], ZOTERO_NEW) in pairs
+    assert (TURNS[3][0], ZOTERO_OLD) not in pairs
+    assert len(pairs) == 6
 
 
 def test_a_late_arriving_turn_links_to_the_later_ones_already_stored(
@@ -199,10 +204,11 @@ def test_to_networkx_has_the_updates_edge(memory: GraphMemory) -> None:
 
 
 def test_values_of_different_measures_are_not_an_update() -> None:
-    old = _row("a", "I solved 15 problems on triangle classification this week, accuracy rising.", t(3))
-    pct = _row("b", "Triangle classification problems this week: accuracy is 80% now, rising.", t(4))
-    cm = _row("c", "Triangle classification problems this week: a side of 24 cm, accuracy rising.", t(4))
+    topic = "triangle classification problems this week"
+    old = _row("a", f"I solved 15 problems on {topic}, accuracy rising.", t(3))
+    pct = _row("b", f"On {topic}: accuracy is 80% now, rising.", t(4))
+    cm = _row("c", f"On {topic}: a side of 24 cm, accuracy rising.", t(4))
     assert _link(old, pct) is None  # a count is not a percentage
     assert _link(old, cm) is None  # 15 problems is not 24 cm
-    more = _row("d", "Triangle classification this week: I solved 20 problems, accuracy rising.", t(4))
+    more = _row("d", f"On {topic}: I solved 20 problems, accuracy rising.", t(4))
     assert _link(old, more) is not None

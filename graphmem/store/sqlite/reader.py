@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from .._base import EntityRow, EpisodeRow, FactRow, LinkRow, ProvenanceRow, Timeline
+from .._links import EpisodeLinkRow
 from .rows import chunks, entity_row, episode_row, fact_row, qmarks
 
 __all__ = ["Reader", "next_write_seq"]
@@ -132,6 +133,20 @@ class Reader:
                     metadata=json.loads(r[8]) if r[8] else {},
                 )
         return [by_id[e] for e in ids if e in by_id]
+
+    def episode_links_timed(self, episode_ids: Sequence[str]) -> list[tuple[EpisodeLinkRow, int]]:
+        out: dict[tuple[str, str, str], tuple[EpisodeLinkRow, int]] = {}
+        for chunk in chunks(sorted(set(episode_ids)), 400):
+            marks = qmarks(len(chunk))
+            for r in self.conn.execute(
+                "SELECT l.kind, l.src, l.dst, l.group_id, l.reason, l.terms, l.decided_at, "
+                "d.reference_time FROM episode_links l JOIN episodes d ON d.id = l.dst "
+                f"WHERE l.src IN ({marks}) OR l.dst IN ({marks})",
+                [*chunk, *chunk],
+            ):
+                link = EpisodeLinkRow(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6])
+                out[(link.kind, link.src, link.dst)] = (link, int(r[7]))
+        return [out[k] for k in sorted(out)]
 
     def fact_claims(
         self, fact_ids: Sequence[str]

@@ -369,8 +369,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         # (``reconcile/turn_links.py``); the links say which later turn states a new value of
         # what an earlier one stated. Deleting an episode deletes both (trigger), so forget and
         # purge leave nothing of it behind.
-        # Turns stored before this migration have no terms: they link from their next
-        # reprocess on.
+        # Turns stored before it have no terms: they link from their next reprocess on.
         """
         CREATE TABLE episode_terms (
             group_id TEXT NOT NULL,
@@ -388,10 +387,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             reason TEXT NOT NULL,
             terms TEXT NOT NULL,
             decided_at INTEGER NOT NULL,
-            PRIMARY KEY (kind, src, dst)
+            PRIMARY KEY (src, dst, kind)
         ) WITHOUT ROWID;
         CREATE INDEX episode_links_dst ON episode_links (dst);
-        CREATE INDEX episode_links_src ON episode_links (src);
         CREATE TRIGGER episode_links_episode_ad AFTER DELETE ON episodes BEGIN
             DELETE FROM episode_terms WHERE episode_id = old.id;
             DELETE FROM episode_links WHERE src = old.id OR dst = old.id;

@@ -257,6 +257,11 @@ def _episode_links(conn: sqlite3.Connection, plan: WritePlan) -> None:
                 "INSERT OR IGNORE INTO episode_terms VALUES (?,?,?,?)",
                 [(row[0], term, row[1], plan.episode_id) for term in plan.episode_terms],
             )
+    if plan.episode_links_remove:
+        conn.executemany(
+            "DELETE FROM episode_links WHERE kind = ? AND src = ? AND dst = ?",
+            plan.episode_links_remove,
+        )
     if plan.episode_links_add:
         # Both ends must exist: an import names them; ingest read them in this transaction.
         ids = sorted({e for lk in plan.episode_links_add for e in (lk.src, lk.dst)})
