@@ -3,8 +3,11 @@
 One implementation: each coroutine method *is* the ``GraphMemory`` method of the same name
 (same signature, same docstring, the same code run), called in a worker thread of a bounded pool
 owned by this object, so the event loop never waits on SQLite, the Neo4j driver, an embedding or
-an LLM call. A batch's LLM extractions overlap as in the sync API (``Settings.llm_concurrency``
-threads sharing one rate limiter and budget), with the same accounting and retries.
+an LLM call. On Neo4j the store itself is the driver's async API: the async store generated
+from the sync one (``scripts/gen_async_neo4j.py``), run on an event loop of its own
+(``store/neo4j/loop_store.py``); the workers then only run graphmem's logic. A batch's LLM
+extractions overlap as in the sync API (``Settings.llm_concurrency`` threads sharing one rate
+limiter and budget), with the same accounting and retries.
 
 Cancelling a call never leaves it half done:
 
@@ -26,11 +29,12 @@ from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from threading import Lock
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+from urllib.parse import urlparse
 
 from ._errors import ConfigError
 from ._memory import GraphMemory
-from .store import GraphStore
+from .store import _BOLT_SCHEMES, GraphStore
 
 __all__ = ["AsyncGraphMemory"]
 
@@ -64,6 +68,10 @@ def _collected(
     return call
 
 
+def _is_bolt(url: str) -> bool:
+    return urlparse(url.strip()).scheme.lower() in _BOLT_SCHEMES
+
+
 class AsyncGraphMemory:
     """Long-term memory as a temporal knowledge graph, for asyncio code.
 
@@ -71,6 +79,9 @@ class AsyncGraphMemory:
     ``extractor=``, ``settings=``...), or wraps an existing ``GraphMemory``
     (``AsyncGraphMemory(memory)``; the two then share one store and its state).
     ``max_workers``: how many calls run at once (default 4); more wait their turn.
+    ``native`` (default True): a ``neo4j://``/``bolt://`` URL opens the store on the driver's
+    async API (``graphmem.store.neo4j.loop_store``: the generated async store on an event loop
+    of its own); False keeps the sync driver. SQLite always runs in the workers.
     Nothing touches the store until the first call or ``await connect()``.
     """
 
@@ -79,6 +90,7 @@ class AsyncGraphMemory:
         store: str | os.PathLike[str] | GraphStore | GraphMemory | None = None,
         *,
         max_workers: int = 4,
+        native: bool = True,
         **options: Any,
     ) -> None:
         if not isinstance(max_workers, int) or isinstance(max_workers, bool) or max_workers < 1:
@@ -90,6 +102,10 @@ class AsyncGraphMemory:
                     f"got {sorted(options)}"
                 )
             self.sync = store
+        elif native and isinstance(store, str) and _is_bolt(store):
+            from .store.neo4j.loop_store import LoopStore
+
+            self.sync = GraphMemory(cast(GraphStore, LoopStore(store.strip())), **options)
         else:
             self.sync = GraphMemory(store, **options)
         self.max_workers = max_workers
