@@ -6,16 +6,19 @@ owned by this object, so the event loop never waits on SQLite, the Neo4j driver,
 an LLM call. On Neo4j the store itself is the driver's async API: the async store generated
 from the sync one (``scripts/gen_async_neo4j.py``), run on an event loop of its own
 (``store/neo4j/loop_store.py``); the workers then only run graphmem's logic. A batch's LLM
-extractions overlap as in the sync API (``Settings.llm_concurrency`` threads sharing one rate
-limiter and budget), with the same accounting and retries.
+extractions (the ``llm`` extractor) run on this event loop, ``aextract`` on ``openai.AsyncOpenAI``
+(``ingest/loop_extraction.py``), at most ``Settings.llm_max_concurrency`` requests in flight
+across all of this object's calls, with the sync extractor's accounting, retries, rate limiter
+and budget (the same steps, ``extract/llm/steps.py``) and the same results.
 
-Cancelling a call never leaves it half done:
+Cancelling a call never leaves anything half written:
 
 - a call still waiting for a worker is dropped: nothing of it runs;
-- a call already running is not interrupted (every write inside it is a store transaction, and
-  a batch's chunks follow one another): the cancelled caller waits until it has finished, then
-  gets its ``CancelledError``. So when ``CancelledError`` reaches you, the call either did
-  nothing or did everything, and the store is as a sync call would have left it.
+- a call already running stops what can stop: its outstanding LLM requests are abandoned and
+  no further chunk of a batch starts; a store write already under way is never interrupted
+  (each is one transaction). The cancelled caller waits until the worker has stopped, then gets
+  its ``CancelledError``. Episodes whose extraction was cut off stay stored and ``pending``
+  (``reprocess()`` completes them); no episode has part of its facts.
 
 ``aclose()`` (or leaving ``async with``) waits for running calls before closing the store.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import weakref
 from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from threading import Lock
@@ -34,6 +38,7 @@ from urllib.parse import urlparse
 
 from ._errors import ConfigError
 from ._memory import GraphMemory
+from .ingest.loop_extraction import LoopExtraction, on_loop
 from .store import _BOLT_SCHEMES, GraphStore
 
 __all__ = ["AsyncGraphMemory"]
@@ -111,6 +116,9 @@ class AsyncGraphMemory:
         self.max_workers = max_workers
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = Lock()
+        self._semaphores: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, asyncio.Semaphore
+        ] = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------------ running a call
     def _executor(self) -> ThreadPoolExecutor:
@@ -121,15 +129,32 @@ class AsyncGraphMemory:
                 )
             return self._pool
 
+    def _semaphore(self, loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
+        with self._pool_lock:
+            semaphore = self._semaphores.get(loop)
+            if semaphore is None:
+                semaphore = asyncio.Semaphore(self.sync.settings.llm_max_concurrency)
+                self._semaphores[loop] = semaphore
+            return semaphore
+
     async def run(self, work: Callable[[], R]) -> R:
-        """Run ``work`` (a sync call on ``self.sync``) in a worker; cancellation as described
-        in the module: a waiting call is dropped, a running one is waited for."""
-        future: Future[R] = self._executor().submit(work)
+        """Run ``work`` (a sync call on ``self.sync``) in a worker, its LLM extractions on this
+        loop; cancellation as described in the module: a waiting call is dropped, a running
+        one stops its LLM calls and later chunks, and is waited for."""
+        loop = asyncio.get_running_loop()
+        extraction = LoopExtraction(loop, self._semaphore(loop))
+
+        def bound() -> R:
+            with on_loop(extraction):
+                return work()
+
+        future: Future[R] = self._executor().submit(bound)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
             if future.cancel():  # had not started: nothing of it ran
                 raise
+            extraction.cancel()  # its LLM requests stop; no later chunk starts
             while not future.done():  # running: let it finish before we give up
                 try:
                     await asyncio.shield(asyncio.wrap_future(future))
