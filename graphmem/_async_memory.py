@@ -175,10 +175,15 @@ class AsyncGraphMemory:
         return self
 
     async def aclose(self) -> None:
-        """Wait for running calls, then close the store."""
+        """Wait for running calls, then close the store (and the LLM extractors' connections
+        this loop opened)."""
         pool, self._pool = self._pool, None
         if pool is not None:
             await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=False)
+        for extractor in [self.sync.default_extractor, *self.sync._extractors.values()]:
+            close = getattr(extractor, "aclose", None)
+            if close is not None:
+                await close()
         await asyncio.to_thread(self.sync.close)
 
     async def __aenter__(self) -> AsyncGraphMemory:

@@ -176,9 +176,10 @@ def test_llm_max_concurrency_bounds_requests_in_flight_across_calls(
             batches = [
                 [{"content": f"Robot{b}x{i} is ready."} for i in range(4)] for b in range(4)
             ]
-            return await asyncio.gather(
-                *(memory.add_episodes(batch) for batch in batches)
-            )
+            done = await asyncio.gather(*(memory.add_episodes(batch) for batch in batches))
+            assert len(chosen._async_clients) == 1  # one AsyncOpenAI client for this loop
+        assert len(chosen._async_clients) == 0, "aclose() closed it before the loop ends"
+        return done
 
     results = run(body)
     assert [r.status for batch in results for r in batch] == ["extracted"] * 16

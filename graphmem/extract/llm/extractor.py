@@ -239,6 +239,13 @@ class LLMExtractor:
             self._async_clients[loop] = client
         return client
 
+    async def aclose(self) -> None:
+        """Close the async client this event loop's ``aextract`` calls opened (its connections
+        belong to the loop: close them before the loop ends)."""
+        client = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
     def _extraction(self, episode: EpisodeRecord, context: ExtractionContext) -> Steps[Extraction]:
         messages, aliases = build_messages(self.prompt, episode, context, self.context_limits)
         usage = Usage()
