@@ -20,12 +20,13 @@ Throughput (``--throughput``, this tree only, one process): N calls made one aft
 ``GraphMemory`` (a sync caller) against the same N calls in flight at once on
 ``AsyncGraphMemory`` (``asyncio.gather``), wall time, on SQLite and, when
 ``GRAPHMEM_TEST_BOLT_URI`` names a Bolt server (``scripts/bolt_server.py``), on it through the
-generated async store (``native``) and through the sync driver in the workers
-(``native=False``). Workloads: ``ingest_rules`` (``add_episode``, rules extractor),
-``ingest_llm`` (``add_episode`` with the ``llm`` extractor against the local fake OpenAI server,
-which answers after ``--latency`` seconds: a model endpoint's round trip) and ``recall``. Each
-round alternates which mode goes first; every call writes to or reads its own group; figures
-are calls per second, median over the rounds, and async / sync of the medians:
+generated async store (``async``: ``native=True``) and through the sync driver in the workers
+(``async_sync_driver``: ``native=False``). Workloads: ``ingest_rules`` (``add_episode``, rules
+extractor), ``ingest_llm`` (``add_episode`` with the ``llm`` extractor against the local fake
+OpenAI server, which answers after ``--latency`` seconds: a model endpoint's round trip) and
+``recall``. The modes of a store take turns in a rotating order each round; every call writes
+to or reads its own group; figures are calls per second, median over the rounds, and each
+async mode / sync of the medians:
 
     python bench/async_memory.py --throughput --n 24 --rounds 3 \\
         --out bench/results/async_throughput.json
@@ -145,9 +146,12 @@ def _llm_answer(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _bench_backend(
-    name: str, store: str, options: dict[str, Any], settings: Any, args: argparse.Namespace
+    name: str, store: str, variants: dict[str, dict[str, Any]], settings: Any,
+    args: argparse.Namespace,
 ) -> dict[str, list[float]]:
-    """One backend's rounds (see the module): calls per second of each mode and workload."""
+    """One store's rounds (see the module): calls per second of each mode and workload. The
+    modes are ``sync`` and one ``AsyncGraphMemory`` per entry of ``variants`` (its options),
+    taken in a rotating order each round, so a change in the machine's load hits them alike."""
     import asyncio
     import time
 
@@ -156,7 +160,8 @@ def _bench_backend(
     n = args.n
     common = {"embedder": HashEmbedder(64), "settings": settings}
     memory = GraphMemory(store, **common).connect()
-    amemory = AsyncGraphMemory(store, **common, **options)
+    amemories = {mode: AsyncGraphMemory(store, **common, **options)
+                 for mode, options in variants.items()}
     samples: dict[str, list[float]] = {}
 
     def turn(group: str, i: int) -> str:
@@ -171,7 +176,7 @@ def _bench_backend(
                 memory.add_episode(turn(group, i), group_id=group, extractor=work.split("_")[1])
         return count / (time.perf_counter() - t0)
 
-    async def async_run(work: str, group: str, count: int) -> float:
+    async def async_run(amemory: AsyncGraphMemory, work: str, group: str, count: int) -> float:
         t0 = time.perf_counter()
         if work == "recall":
             calls = [amemory.recall(f"Where does Person{i}{group} live?", group_id=group)
@@ -183,31 +188,33 @@ def _bench_backend(
         return count / (time.perf_counter() - t0)
 
     async def rounds() -> None:
-        await amemory.connect()
-        for round_ in range(-1, args.rounds):  # round -1 warms both paths up, not counted
-            modes = ("sync", "async") if round_ % 2 == 0 else ("async", "sync")
+        for amemory in amemories.values():
+            await amemory.connect()
+        modes = ["sync", *amemories]
+        for round_ in range(-1, args.rounds):  # round -1 warms every path up, not counted
+            shift = (round_ + 1) % len(modes)
             count = n if round_ >= 0 else 4
-            for mode in modes:
-                group = f"{name}-r{round_ + 1}{mode}"  # one server holds every backend
+            for mode in modes[shift:] + modes[:shift]:
+                group = f"{name}-r{round_ + 1}{mode}"
                 for work in ("ingest_rules", "ingest_llm", "recall"):
                     # recall reads the group the rules ingest wrote
                     target = group if work != "ingest_llm" else group + "llm"
                     if mode == "sync":
                         rate = await asyncio.to_thread(sync_run, work, target, count)
                     else:
-                        rate = await async_run(work, target, count)
+                        rate = await async_run(amemories[mode], work, target, count)
                     if round_ >= 0:
                         samples.setdefault(f"{mode} {work}", []).append(rate)
                     label = f"round {round_ + 1}" if round_ >= 0 else "warm-up"
                     print(f"{name} {label} {mode} {work}: {rate:.1f}/s", file=sys.stderr)
-        await amemory.aclose()
+        for amemory in amemories.values():
+            await amemory.aclose()
 
     try:
         asyncio.run(rounds())
     finally:
         memory.close()
     return samples
-
 
 def throughput(args: argparse.Namespace) -> dict[str, Any]:
     import time
@@ -227,8 +234,8 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
 
     fake.default = answered
     settings = Settings(llm_model="bench", llm_base_url=fake.base_url, llm_api_key="x")
-    backends: list[tuple[str, str, dict[str, Any]]] = [
-        ("sqlite", str(folder / "m.db"), {})
+    backends: list[tuple[str, str, dict[str, dict[str, Any]]]] = [
+        ("sqlite", str(folder / "m.db"), {"async": {}})
     ]
     if bolt:
         from graphmem.store.neo4j.store import Neo4jStore
@@ -237,23 +244,27 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         wipe.connect()
         wipe.wipe_all_for_tests()
         wipe.close()
-        backends += [("arcadedb", bolt, {"native": True}),
-                     ("arcadedb_sync_driver", bolt, {"native": False})]
+        backends.append(("bolt", bolt, {"async": {"native": True},
+                                        "async_sync_driver": {"native": False}}))
 
     try:
-        for name, store, options in backends:
-            results[name] = _bench_backend(name, store, options, settings, args)
+        for name, store, variants in backends:
+            results[name] = _bench_backend(name, store, variants, settings, args)
     finally:
         fake.stop()
         shutil.rmtree(folder, ignore_errors=True)
     summary: dict[str, Any] = {}
     for name, samples in results.items():
         medians = {key: round(statistics.median(v), 2) for key, v in samples.items()}
+        variants = sorted({key.split()[0] for key in medians} - {"sync"})
         summary[name] = {
             "calls_per_second_median": medians,
-            "async_over_sync": {
-                work: round(medians[f"async {work}"] / medians[f"sync {work}"], 2)
-                for work in ("ingest_rules", "ingest_llm", "recall")
+            **{
+                f"{variant}_over_sync": {
+                    work: round(medians[f"{variant} {work}"] / medians[f"sync {work}"], 2)
+                    for work in ("ingest_rules", "ingest_llm", "recall")
+                }
+                for variant in variants
             },
         }
     return {

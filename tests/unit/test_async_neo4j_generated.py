@@ -78,3 +78,16 @@ def test_the_reentrant_lock_lets_its_holder_in_again_and_keeps_others_out() -> N
         return order
 
     assert asyncio.run(body()) == ["holder in", "holder out", "other in"]
+
+
+def test_the_loop_store_starts_nothing_until_a_call() -> None:
+    import threading
+
+    from graphmem.store import GraphStore
+    from graphmem.store.neo4j.loop_store import LoopStore
+
+    store = LoopStore("bolt://127.0.0.1:1", max_retry_time=0.1)
+    assert isinstance(store, GraphStore)  # looks every method of the protocol up
+    assert callable(store.change_token) and callable(store.get_meta)
+    assert not any(t.name == "graphmem-neo4j-async" for t in threading.enumerate())
+    store.close()  # nothing opened: nothing to close

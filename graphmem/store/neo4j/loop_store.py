@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
@@ -101,8 +102,11 @@ class LoopStore:
         if name.startswith("__"):
             raise AttributeError(name)
         value = getattr(AsyncNeo4jStore, name, None)
+        if inspect.isfunction(value) and not asyncio.iscoroutinefunction(value):
+            # A sync method: bound when called (looking it up starts nothing).
+            return lambda *args, **kwargs: getattr(self.aio, name)(*args, **kwargs)
         if not asyncio.iscoroutinefunction(value):
-            return getattr(self.aio, name)  # a property or a sync method: no loop needed
+            return getattr(self.aio, name)  # a property or an attribute: no I/O
 
         @functools.wraps(value)
         def call(*args: Any, **kwargs: Any) -> Any:
