@@ -13,8 +13,17 @@ from typing import Any
 from ...._filters import Condition, driving, equal_texts
 from ...._models import EntityRecord, EpisodeRecord, FactRecord
 from ..._base import EpisodeRow, LinkRow, TimeView, episode_record
-from ..._walk import BreadthFirst
-from ..rows import cypher_condition, episode_row, fact_record, link, link_order, view_params
+from ..._expand import BreadthFirst
+from ..._links import EpisodeLinkRow
+from ..rows import (
+    cypher_condition,
+    episode_link,
+    episode_row,
+    fact_record,
+    link,
+    link_order,
+    view_params,
+)
 from .runner import BoltRunner, chunks
 from .tx_reader import TxReader
 
@@ -157,6 +166,14 @@ class Reads:
                 found = link(row)
                 out[(found.kind, found.src, found.dst)] = found
         return sorted(out.values(), key=link_order)
+
+    async def episode_links(self, episode_ids: Sequence[str]) -> list[EpisodeLinkRow]:
+        out: dict[tuple[str, str, str], EpisodeLinkRow] = {}
+        for chunk in chunks(list(dict.fromkeys(episode_ids))):
+            for row in await self._bolt.read("episodes/links_touching", ids=list(chunk)):
+                found = episode_link(row)
+                out[(found.kind, found.src, found.dst)] = found
+        return sorted(out.values(), key=lambda lk: (lk.kind, lk.src, lk.dst))
 
     async def list_facts(
         self,

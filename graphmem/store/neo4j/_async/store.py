@@ -68,7 +68,8 @@ from ..._base import (
     Vector,
     WritePlan,
 )
-from ..._experience import ExperienceCounts, ExperienceEntry
+from ..._experience import ExperienceCounts, ExperienceEntry, ValueColumn
+from ..._links import EpisodeLinkRow
 from ..._reembed import EmbeddingItem
 from ..browser import browser_instructions
 from .dialect import Dialect
@@ -236,7 +237,7 @@ class AsyncNeo4jStore:
     async def experience_rows(self, group_id: str, after: int) -> npt.NDArray[np.int64]:
         return await self._experience.rows(group_id, after)
 
-    async def experience_values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
+    async def experience_values(self, group_id: str, path: str, after: int) -> ValueColumn:
         return await self._experience.values(group_id, path, after)
 
     async def experience_postings(
@@ -307,6 +308,9 @@ class AsyncNeo4jStore:
 
     async def links(self, fact_ids: Sequence[str]) -> list[LinkRow]:
         return await self._reads.links(fact_ids)
+
+    async def episode_links(self, episode_ids: Sequence[str]) -> list[EpisodeLinkRow]:
+        return await self._reads.episode_links(episode_ids)
 
     async def list_facts(
         self,

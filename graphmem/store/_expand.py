@@ -1,13 +1,28 @@
-"""The graph expansion both stores share, as a walk the caller feeds: the walk says which
-entities to read next (``frontier()``), the caller reads the facts touching them and hands them
-back (``add``). The caller does the I/O, so a blocking store and an awaiting one (the generated
-async Neo4j store) drive the same walk."""
+"""The neighbourhood expansion both stores share: breadth first over facts from seed entities,
+as a walk the caller feeds (``BreadthFirst``: the walk says which entities to read next, the
+caller reads the facts touching them and hands them back), so a blocking store and an awaiting
+one (the generated async Neo4j store) drive the same walk; ``breadth_first`` drives it with a
+blocking ``fetch``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["BreadthFirst"]
+__all__ = ["BreadthFirst", "breadth_first"]
+
+
+def breadth_first(
+    entity_ids: Sequence[str],
+    hops: int,
+    limit: int,
+    fetch: Callable[[list[str]], Iterable[tuple[str, str, str | None]]],
+) -> list[tuple[str, int, str]]:
+    """``fetch(entity ids)`` gives the (fact id, subject id, object id) of the facts touching
+    them; returns (fact id, hop, seed entity it came from)."""
+    walk = BreadthFirst(entity_ids, hops, limit)
+    while (frontier := walk.frontier()) is not None:
+        walk.add(fetch(frontier))
+    return walk.result()
 
 
 class BreadthFirst:
