@@ -145,11 +145,13 @@ def _later(a: EpisodeRow, b: EpisodeRow) -> bool:
 
 
 def _may_link(a: EpisodeRow, b: EpisodeRow) -> bool:
+    # A turn without a speaker (metadata.speaker) is nobody's statement to update.
     return (
         a.id != b.id
         and a.group_id == b.group_id
         and a.kind in LINKED_KINDS
         and b.kind in LINKED_KINDS
+        and _speaker(a) != ""
         and _speaker(a) == _speaker(b)
     )
 
@@ -211,7 +213,7 @@ def turn_links(
 def link_turn(reader: StoreReader, plan: WritePlan, row: EpisodeRow, now: int) -> None:
     """Inside the episode's write: its link terms, and its links to the group's turns that
     share at least ``MIN_SHARED`` of them (earlier or later: a late-arriving turn links too)."""
-    if row.kind not in LINKED_KINDS:
+    if row.kind not in LINKED_KINDS or not _speaker(row):
         return
     found = quantities(row.content)
     terms = link_terms(found)

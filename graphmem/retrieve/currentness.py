@@ -24,7 +24,13 @@ from .._text import STOP_WORDS
 from ..reconcile.turn_links import stem
 from ..store._links import EpisodeLinkRow
 
-__all__ = ["MIN_QUERY_TERMS", "asks_about_change", "order_by_currentness"]
+__all__ = [
+    "MIN_QUERY_TERMS",
+    "asks_about_change",
+    "order_by_currentness",
+    "outdated_turns",
+    "stated_only_by",
+]
 
 MIN_QUERY_TERMS = 2
 
@@ -89,3 +95,29 @@ def _both_sides(ranked: list[str], links: Sequence[EpisodeLinkRow], top: int) ->
         # Older first: the one found is the newer (src) → the other goes before it.
         out.insert(at if found == lk.src else at + 1, other)
     return out
+
+
+def outdated_turns(
+    links: Sequence[EpisodeLinkRow], query: str, shown: set[str]
+) -> dict[str, set[str]]:
+    """For a question about the present: each turn that a returned later turn updates, with
+    the words the update is about (the links that concern the query only)."""
+    if asks_about_change(query):
+        return {}
+    wanted = _query_stems(query)
+    out: dict[str, set[str]] = {}
+    for lk in links:
+        if lk.src in shown and len(wanted & set(lk.terms)) >= MIN_QUERY_TERMS:
+            out.setdefault(lk.dst, set()).update(lk.terms)
+    return out
+
+
+def stated_only_by(
+    statement: str, episode_ids: Sequence[str], outdated: dict[str, set[str]]
+) -> bool:
+    """Whether a fact is about what changed (``MIN_QUERY_TERMS`` of the update's words in its
+    statement) and every turn that states it was updated."""
+    if not episode_ids or not all(e in outdated for e in episode_ids):
+        return False
+    words = _query_stems(statement)
+    return all(len(words & outdated[e]) >= MIN_QUERY_TERMS for e in episode_ids)

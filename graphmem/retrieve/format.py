@@ -9,7 +9,7 @@ from typing import Any
 from .._models import EpisodeLink, EpisodeRef, FactHit, RecallResult
 from ..store._base import GraphStore, TimeView
 from .config import RawSearch, RetrievalConfig
-from .currentness import order_by_currentness
+from .currentness import order_by_currentness, outdated_turns, stated_only_by
 
 __all__ = ["format_result"]
 
@@ -61,7 +61,9 @@ def format_result(
                 episode_score[eid] = episode_score.get(eid, 0.0) + support
     pool = sorted(episode_score, key=lambda e: (-episode_score[e], e))[: 2 * max(k, 10)]
     near = config.currentness_top
-    turn_links = store.episode_links(pool[:near]) if near > 0 and pool else []
+    # The links of the first episodes and of the returned facts' sources.
+    linked = list(dict.fromkeys([*pool[:near], *episode_ids])) if near > 0 and pool else []
+    turn_links = store.episode_links(linked) if linked else []
     best_episodes = order_by_currentness(pool, turn_links, query, top=near)[: max(k, 10)]
     records_by_id = {e.id: e for e in store.episodes(list({*episode_ids, *best_episodes}))}
     shown = set(best_episodes)
@@ -114,6 +116,11 @@ def format_result(
                     rows[eid].model_copy(update={"score": round(raw.entity_scores[eid], 6)})
                 )
     episodes = [r for r in (ref(e, True) for e in best_episodes) if r is not None]
+    outdated = outdated_turns(turn_links, query, shown)
+    if outdated:
+        # A fact about what changed, stated only by turns a returned later turn updates, is
+        # the old value: the two turns, linked, say it; the fact would put it first.
+        hits = [h for h in hits if not stated_only_by(h.statement, h.episode_ids, outdated)]
     return RecallResult(
         query=query,
         group_id=group_id,

@@ -107,3 +107,19 @@ def test_a_question_about_change_returns_both_sides(tmp_path: object) -> None:
                             group_id="g", k=2)
         texts = [e.content for e in result.episodes]
         assert OLD in texts[:3] and NEW in texts[:3]
+
+
+def test_a_fact_stated_only_by_an_updated_turn_is_the_old_value() -> None:
+    from graphmem.retrieve.currentness import outdated_turns, stated_only_by
+
+    links = [_lk("new", "old", "budget", "prototype", "august")]
+    query = "What is my prototype budget for August?"
+    outdated = outdated_turns(links, query, shown={"new", "x"})
+    assert outdated == {"old": {"budget", "prototype", "august"}}
+    assert stated_only_by("User's prototype budget is $7,000", ["old"], outdated)
+    # Also stated by a turn nobody updated, or about something else: kept.
+    assert not stated_only_by("User's prototype budget is $7,000", ["old", "x"], outdated)
+    assert not stated_only_by("User lives in Lisbon", ["old"], outdated)
+    # The update not returned, or a question about change: nothing is outdated.
+    assert outdated_turns(links, query, shown={"x"}) == {}
+    assert outdated_turns(links, "How has my prototype budget changed?", shown={"new"}) == {}

@@ -60,6 +60,20 @@ def test_no_link_across_speakers_for_the_same_value_or_for_unrelated_numbers() -
     assert _link(_row("e", BUDGET_OLD, t(3)), _row("f", ZOTERO_NEW, t(4))) is None
 
 
+def test_turns_without_a_speaker_or_that_are_not_messages_are_not_linked() -> None:
+    old, new = _row("a", ZOTERO_OLD, t(3), speaker=""), _row("b", ZOTERO_NEW, t(4), speaker="")
+    assert _link(old, new) is None
+    text_old = _row("c", ZOTERO_OLD, t(3))
+    text_old.kind = "text"  # a document or a log line: a series of its own
+    assert _link(text_old, _row("d", ZOTERO_NEW, t(4))) is None
+
+
+def test_a_turn_stating_many_numbers_is_not_a_statement_of_one_value() -> None:
+    table = "My Zotero library sources by theme: " + ", ".join(f"{i} sources" for i in range(9))
+    assert len(quantities(table)) == 9
+    assert _link(_row("a", ZOTERO_OLD, t(3)), _row("b", table, t(4))) is None
+
+
 def test_numbers_in_code_blocks_are_not_statements() -> None:
     code = "Here is my config:\n```\nzotero library sources tagged = 52\n```\nDoes it look right?"
     assert quantities(code) == []
