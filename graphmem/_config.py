@@ -30,6 +30,7 @@ ENV_VARS = {
     "llm_tokens_per_minute": "GRAPHMEM_LLM_TPM",
     "llm_timeout": "GRAPHMEM_LLM_TIMEOUT",
     "llm_concurrency": "GRAPHMEM_LLM_CONCURRENCY",
+    "llm_max_concurrency": "GRAPHMEM_LLM_MAX_CONCURRENCY",
     "llm_max_completion_tokens": "GRAPHMEM_LLM_MAX_COMPLETION_TOKENS",
     "llm_temperature": "GRAPHMEM_LLM_TEMPERATURE",
 }
@@ -54,6 +55,7 @@ _ACCEPTS = {
     "context_facts": "an integer >= 0",
     "bulk_chunk": "an integer >= 1",
     "llm_concurrency": "an integer >= 1",
+    "llm_max_concurrency": "an integer >= 1",
     "context_episodes": "an integer >= 0",
 }
 
@@ -72,6 +74,9 @@ class Settings(BaseModel):
     - ``llm_timeout`` / ``llm_concurrency``: seconds a call may take and calls at once in bulk
       ingest (``GRAPHMEM_LLM_TIMEOUT``, ``GRAPHMEM_LLM_CONCURRENCY``); a CPU-only local server
       wants minutes and 1.
+    - ``llm_max_concurrency``: LLM requests in flight at once across all the concurrent calls
+      of one ``AsyncGraphMemory`` (its extraction runs on ``AsyncOpenAI`` in the event loop,
+      bounded by a semaphore; ``GRAPHMEM_LLM_MAX_CONCURRENCY``, default 8).
     - ``llm_max_completion_tokens`` / ``llm_temperature``: the extractor's answer cap (the
       repair call after a cut-off answer gets twice it) and sampling temperature
       (``GRAPHMEM_LLM_MAX_COMPLETION_TOKENS``, ``GRAPHMEM_LLM_TEMPERATURE``; unset: the
@@ -101,6 +106,7 @@ class Settings(BaseModel):
     context_facts: int = Field(default=20, ge=0)
     bulk_chunk: int = Field(default=256, ge=1)
     llm_concurrency: int = Field(default=4, ge=1)
+    llm_max_concurrency: int = Field(default=8, ge=1)
     context_episodes: int = Field(default=3, ge=0)
 
     @model_validator(mode="wrap")

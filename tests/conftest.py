@@ -40,6 +40,11 @@ def memory(
     from graphmem.store import open_store
 
     store = open_store(bolt_url())
+    if os.environ.get("GRAPHMEM_TEST_BOLT_ASYNC"):
+        # The same tests on the generated async store (behind the sync protocol).
+        from graphmem.store.neo4j.loop_store import LoopStore
+
+        store = LoopStore(bolt_url())  # type: ignore[assignment]
     # Wipe before GraphMemory connects: a database left with another embedder by an earlier
     # test would otherwise fail the embedder check before the wipe could run.
     store.connect()

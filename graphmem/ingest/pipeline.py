@@ -8,6 +8,7 @@ applied inside one write transaction for the chunk.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -30,6 +31,7 @@ from ..retrieve.retriever import RetrievalConfig, Retriever
 from ..store import GraphStore
 from ..store._base import EpisodeRow, StoreReader, Vector, WritePlan, episode_record
 from ..usage.memory import apply_usage
+from .loop_extraction import current as loop_extraction
 from .plan import PreparedFact, build_plan, prepare_facts
 from .resolve import EntityRequest
 
@@ -102,7 +104,10 @@ class Ingestor:
         ``existing``: the episodes are stored already (``reprocess``): extract them again."""
         results: list[IngestResult] = []
         position = 0
+        on_loop = loop_extraction()
         while position < len(rows):
+            if on_loop is not None:
+                on_loop.check()  # a cancelled call starts no further chunk
             first = self.extractor(rows[position][1], rows[position][0].kind)
             settings = self.settings
             size = settings.llm_concurrency if first.needs_context else settings.bulk_chunk
@@ -222,7 +227,16 @@ class Ingestor:
         """
         remote = [p for p in pending if p.extractor.needs_context]
         workers = min(max(1, self.settings.llm_concurrency), len(remote))
-        if workers > 1:
+        on_loop = loop_extraction()
+        if (
+            on_loop is not None
+            and remote
+            and all(callable(getattr(p.extractor, "aextract", None)) for p in remote)
+        ):
+            # AsyncGraphMemory: the batch's calls are tasks on the caller's event loop.
+            on_loop.run(self._extract_on_loop(remote, on_loop.semaphore))
+            local = [p for p in pending if not p.extractor.needs_context]
+        elif workers > 1:
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="graphmem-llm") as pool:
@@ -236,27 +250,61 @@ class Ingestor:
 
     def _extract_one(self, item: _Pending) -> None:
         record = episode_record(item.row)
-        chosen = item.extractor
         try:
-            context = self._context(record, chosen)
-            item.extraction = chosen.extract(record, context)
-            strict = isinstance(chosen, FixedExtraction)
-            item.prepared, skipped = prepare_facts(
-                item.extraction.facts,
-                reference_time=item.row.reference_time,
-                predicates=self.predicates,
-                strict=strict,
-            )
+            context = self._context(record, item.extractor)
+            skipped = self._prepare(item, item.extractor.extract(record, context))
         except GraphMemError as exc:
-            self.store.set_episode_status(item.row.id, "failed", chosen.name, str(exc))
-            if isinstance(exc, InputError) and isinstance(chosen, FixedExtraction):
-                raise
-            log.warning("graphmem: extraction failed for %s: %s", item.row.id, exc)
-            item.error = str(exc)
-            usage = getattr(exc, "usage", None)  # LLM calls a failed episode still cost
-            if isinstance(usage, dict):
-                item.usage = {k: int(v) for k, v in usage.items() if k in USAGE_FIELDS}
+            self._failed(item, exc)
             return
+        self._extracted(item, skipped)
+
+    async def _extract_on_loop(
+        self, items: Sequence[_Pending], semaphore: asyncio.Semaphore
+    ) -> None:
+        """``_extract_one`` for each item, the extraction awaited (``aextract``), the store's
+        reads and writes in threads; a failure or a cancellation cancels the others."""
+
+        async def one(item: _Pending) -> None:
+            record = episode_record(item.row)
+            async with semaphore:
+                try:
+                    context = await asyncio.to_thread(self._context, record, item.extractor)
+                    extraction = await item.extractor.aextract(  # type: ignore[attr-defined]
+                        record, context
+                    )
+                    skipped = self._prepare(item, extraction)
+                except GraphMemError as exc:
+                    await asyncio.to_thread(self._failed, item, exc)
+                    return
+            self._extracted(item, skipped)
+
+        async with asyncio.TaskGroup() as group:
+            for item in items:
+                group.create_task(one(item))
+
+    def _prepare(self, item: _Pending, extraction: Extraction) -> list[str]:
+        item.extraction = extraction
+        item.prepared, skipped = prepare_facts(
+            extraction.facts,
+            reference_time=item.row.reference_time,
+            predicates=self.predicates,
+            strict=isinstance(item.extractor, FixedExtraction),
+        )
+        return skipped
+
+    def _failed(self, item: _Pending, exc: GraphMemError) -> None:
+        chosen = item.extractor
+        self.store.set_episode_status(item.row.id, "failed", chosen.name, str(exc))
+        if isinstance(exc, InputError) and isinstance(chosen, FixedExtraction):
+            raise exc
+        log.warning("graphmem: extraction failed for %s: %s", item.row.id, exc)
+        item.error = str(exc)
+        usage = getattr(exc, "usage", None)  # LLM calls a failed episode still cost
+        if isinstance(usage, dict):
+            item.usage = {k: int(v) for k, v in usage.items() if k in USAGE_FIELDS}
+
+    def _extracted(self, item: _Pending, skipped: Sequence[str]) -> None:
+        assert item.extraction is not None
         for reason in skipped:
             log.info("graphmem: skipped a fact of %s: %s", item.row.id, reason)
         item.warnings = [*item.extraction.warnings, *(f"fact left out: {r}" for r in skipped)]

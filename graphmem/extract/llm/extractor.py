@@ -25,14 +25,14 @@ Every failure is an ``LLMError`` (or ``BudgetExceededError``): the facade marks 
 
 from __future__ import annotations
 
-import email.utils
+import asyncio
 import logging
 import os
 import random
 import time
-from collections.abc import Callable
+import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import openai
@@ -47,8 +47,10 @@ from .convert import Usage, charged_to, to_extraction
 from .limits import Budget, RateLimiter, shared_rate_limiter
 from .messages import ContextLimits, build_messages, estimate_tokens, repair_message
 from .prompts import Prompt, load_prompt
+from .steps import Acquire, Send, Step, Steps, Wait, adrive, drive, retried
+from .transport import describe, rejects_json_schema, retry_after_seconds, retryable
 
-__all__ = ["LLMExtractor"]
+__all__ = ["LLMExtractor", "retry_after_seconds"]
 
 log = logging.getLogger("graphmem")
 
@@ -60,54 +62,6 @@ _SCHEMA_NAME = "graphmem_extraction"
 class _Reply:
     content: str | None
     finish_reason: str | None
-
-
-def _retryable(exc: BaseException) -> bool:
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code == 429 or exc.status_code >= 500
-    return False
-
-
-def retry_after_seconds(exc: BaseException, *, now: float | None = None) -> float | None:
-    """The server's ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date), if any."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return max(0.0, float(raw_ms) / 1000.0)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    current = datetime.now(UTC).timestamp() if now is None else now
-    return max(0.0, when.timestamp() - current)
-
-
-def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
-    text = f"{exc.message} {exc.body!r}".lower()
-    if exc.status_code == 500:
-        # llama-cpp-python's server answers its own request validation error with a 500 that
-        # names response_format and json_schema; any other 500 is retried as a server error.
-        return "response_format" in text and "json_schema" in text
-    if exc.status_code not in (400, 422):
-        return False
-    return (exc.param == "response_format") or "json_schema" in text or "response_format" in text
 
 
 class LLMExtractor:
@@ -152,6 +106,8 @@ class LLMExtractor:
         backoff_max: float = 20.0,
         retry_after_max: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
+        async_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        async_client: openai.AsyncOpenAI | None = None,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ConfigError(
@@ -176,6 +132,7 @@ class LLMExtractor:
         self.backoff_max = backoff_max
         self.retry_after_max = retry_after_max
         self._sleep = sleep
+        self._async_sleep = async_sleep
         self.prompt = load_prompt(prompt) if isinstance(prompt, str) else prompt
         self.context_limits = context_limits or ContextLimits()
         self.budget = budget or Budget(max_calls, max_tokens)
@@ -193,6 +150,12 @@ class LLMExtractor:
                 api_key=key, base_url=base_url, timeout=self.timeout, max_retries=0
             )
         self.client = client
+        # ``aextract``'s client: the one given, else one per event loop (an async client's
+        # connections belong to the loop that opened them), made like the sync one.
+        self._async_client = async_client
+        self._async_clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, openai.AsyncOpenAI
+        ] = weakref.WeakKeyDictionary()
         # OpenAI's newer models take max_completion_tokens; most compatible servers max_tokens.
         self._limit_param = (
             "max_completion_tokens"
@@ -232,16 +195,68 @@ class LLMExtractor:
 
     # ------------------------------------------------------------------ extraction
     def extract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
+        return drive(self._extraction(episode, context), self._perform)
+
+    async def aextract(self, episode: EpisodeRecord, context: ExtractionContext) -> Extraction:
+        """``extract`` on ``openai.AsyncOpenAI``: the same steps (``steps.py``), awaited."""
+        return await adrive(self._extraction(episode, context), self._aperform)
+
+    def _perform(self, step: Step) -> Any:
+        if isinstance(step, Send):
+            return self.client.chat.completions.create(**step.request)
+        if isinstance(step, Wait):
+            self._sleep(step.seconds)
+        else:
+            self.rate_limiter.acquire(step.tokens)
+        return None
+
+    async def _aperform(self, step: Step) -> Any:
+        if isinstance(step, Send):
+            return await self._aclient().chat.completions.create(**step.request)
+        if isinstance(step, Wait):
+            await self._async_sleep(step.seconds)
+            return None
+        waited = 0.0
+        while (delay := self.rate_limiter.take(step.tokens, waited)) > 0.0:
+            await self._async_sleep(delay)
+            waited += delay
+        return None
+
+    def _aclient(self) -> openai.AsyncOpenAI:
+        if self._async_client is not None:
+            return self._async_client
+        loop = asyncio.get_running_loop()
+        client = self._async_clients.get(loop)
+        if client is None:
+            sync = self.client
+            client = openai.AsyncOpenAI(
+                api_key=sync.api_key,
+                base_url=sync.base_url,
+                timeout=sync.timeout,
+                max_retries=0,
+                default_headers=dict(sync._custom_headers),
+            )
+            self._async_clients[loop] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close the async client this event loop's ``aextract`` calls opened (its connections
+        belong to the loop: close them before the loop ends)."""
+        client = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+    def _extraction(self, episode: EpisodeRecord, context: ExtractionContext) -> Steps[Extraction]:
         messages, aliases = build_messages(self.prompt, episode, context, self.context_limits)
         usage = Usage()
         with charged_to(usage):  # failed episodes' calls are paid for too
-            answer = self._answer_with_repair(episode, messages, usage)
+            answer = yield from self._answer_with_repair(episode, messages, usage)
         return to_extraction(answer, episode, context, aliases, usage)
 
     def _answer_with_repair(
         self, episode: EpisodeRecord, messages: list[dict[str, str]], usage: Usage
-    ) -> Answer:
-        reply = self._complete(messages, usage, self.max_completion_tokens)
+    ) -> Steps[Answer]:
+        reply = yield from self._complete(messages, usage, self.max_completion_tokens)
         try:
             return self._answer(reply)
         except InvalidAnswer as first:
@@ -255,7 +270,7 @@ class LLMExtractor:
             if first.truncated and limit is not None:
                 limit *= 2
             usage.repairs += 1
-            second = self._complete(repair, usage, limit, self._repair_temperature())
+            second = yield from self._complete(repair, usage, limit, self._repair_temperature())
             try:
                 return self._answer(second)
             except InvalidAnswer as exc:
@@ -278,13 +293,15 @@ class LLMExtractor:
         usage: Usage,
         max_completion: int | None,
         temperature: float | None = None,
-    ) -> _Reply:
+    ) -> Steps[_Reply]:
         """One counted call; ``temperature`` overrides the extractor's (the repair call)."""
         estimate = estimate_tokens(messages)
         self.budget.reserve(estimate)
         sampling = self.temperature if temperature is None else temperature
         try:
-            response = self._with_retries(messages, estimate, max_completion, usage, sampling)
+            response = yield from self._with_retries(
+                messages, estimate, max_completion, usage, sampling
+            )
         except openai.OpenAIError as exc:
             self.budget.release()
             usage.failed += 1
@@ -321,7 +338,7 @@ class LLMExtractor:
         max_completion: int | None,
         usage: Usage,
         temperature: float | None,
-    ) -> Any:
+    ) -> Steps[Any]:
         def before_sleep(state: RetryCallState) -> None:
             usage.retries += 1
             self._log_retry(state)
@@ -329,16 +346,16 @@ class LLMExtractor:
         retrying = Retrying(
             stop=stop_after_attempt(self.max_retries + 1),
             wait=self._wait,
-            retry=retry_if_exception(_retryable),
-            sleep=self._sleep,
+            retry=retry_if_exception(retryable),
             before_sleep=before_sleep,
             reraise=True,
         )
-        for attempt in retrying:
-            with attempt:
-                self.rate_limiter.acquire(estimate + (max_completion or 0) // 4)
-                return self._send(messages, max_completion, usage, temperature)
-        raise AssertionError("unreachable")  # pragma: no cover
+
+        def attempt() -> Steps[Any]:
+            yield Acquire(estimate + (max_completion or 0) // 4)
+            return (yield from self._send(messages, max_completion, usage, temperature))
+
+        return (yield from retried(retrying, attempt))
 
     def _send(
         self,
@@ -346,13 +363,13 @@ class LLMExtractor:
         max_completion: int | None,
         usage: Usage,
         temperature: float | None,
-    ) -> Any:
+    ) -> Steps[Any]:
         mode = self.response_format
         try:
             usage.calls += 1  # every request the server sees, answered or not
-            return self._create(messages, max_completion, mode, temperature)
+            return (yield Send(self._request(messages, max_completion, mode, temperature)))
         except openai.APIStatusError as exc:
-            if mode != "json_schema" or not _rejects_json_schema(exc):
+            if mode != "json_schema" or not rejects_json_schema(exc):
                 raise
             log.warning(
                 "graphmem: %s rejects response_format json_schema (%s); using json_object "
@@ -363,15 +380,15 @@ class LLMExtractor:
             self.response_format = "json_object"
             usage.retries += 1  # the rejected request, sent again in the other mode
             usage.calls += 1
-            return self._create(messages, max_completion, "json_object", temperature)
+            return (yield Send(self._request(messages, max_completion, "json_object", temperature)))
 
-    def _create(
+    def _request(
         self,
         messages: list[dict[str, str]],
         max_completion: int | None,
         mode: ResponseMode,
         temperature: float | None,
-    ) -> Any:
+    ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
         if mode == "json_schema":
             kwargs["response_format"] = {
@@ -388,7 +405,7 @@ class LLMExtractor:
             kwargs[self._limit_param] = max_completion
         if temperature is not None:
             kwargs["temperature"] = temperature
-        return self.client.chat.completions.create(**kwargs)
+        return kwargs
 
     # ------------------------------------------------------------------ retry policy
     def _wait(self, state: RetryCallState) -> float:
@@ -409,7 +426,7 @@ class LLMExtractor:
             "graphmem: %s attempt %d failed (%s); retrying in %.2fs",
             self.model,
             state.attempt_number,
-            _describe(exc),
+            describe(exc),
             wait,
         )
 
@@ -440,12 +457,6 @@ class LLMExtractor:
             "prompt_tokens": self.budget.prompt_tokens,
             "completion_tokens": self.budget.completion_tokens,
         }
-
-
-def _describe(exc: BaseException | None) -> str:
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}"
-    return type(exc).__name__ if exc is not None else "?"
 
 
 def _setting_number(settings: Settings, field: str, env: str) -> float | None:

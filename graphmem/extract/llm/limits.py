@@ -110,20 +110,27 @@ class RateLimiter:
     def acquire(self, tokens: int = 0) -> float:
         """Wait until one request of about ``tokens`` tokens may go; returns seconds waited."""
         waited = 0.0
-        while True:
-            with self._lock:
-                now = self._clock()
-                delay = self._delay(now, float(max(tokens, 0)))
-                if delay <= _EPSILON:
-                    if self._requests is not None:
-                        self._requests.level -= 1.0
-                    if self._tokens is not None:
-                        self._tokens.level -= min(float(max(tokens, 0)), self._tokens.per_minute)
-                    self.waited += waited
-                    return waited
-            delay = max(delay, _MIN_SLEEP)
+        while (delay := self.take(tokens, waited)) > 0.0:
             self._sleep(delay)
             waited += delay
+        return waited
+
+    def take(self, tokens: int = 0, waited: float = 0.0) -> float:
+        """Take one request of about ``tokens`` tokens now and return 0.0, or take nothing and
+        return the seconds to wait before asking again (``acquire`` sleeps them; the async
+        extractor awaits them). ``waited``: what the caller has waited so far (counted once
+        the request is taken)."""
+        with self._lock:
+            now = self._clock()
+            delay = self._delay(now, float(max(tokens, 0)))
+            if delay <= _EPSILON:
+                if self._requests is not None:
+                    self._requests.level -= 1.0
+                if self._tokens is not None:
+                    self._tokens.level -= min(float(max(tokens, 0)), self._tokens.per_minute)
+                self.waited += waited
+                return 0.0
+        return max(delay, _MIN_SLEEP)
 
     def settle(self, estimated: int, actual: int) -> None:
         """Give back (or take more of) the token allowance once the real usage is known."""

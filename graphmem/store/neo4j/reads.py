@@ -6,12 +6,13 @@ expansion and value filters, each one or a few named read queries routed to read
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..._filters import Condition, driving, equal_texts
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
-from .._base import EpisodeRow, LinkRow, TimeView, breadth_first, episode_record
+from .._base import EpisodeRow, LinkRow, TimeView, episode_record
+from .._expand import BreadthFirst
 from .._links import EpisodeLinkRow
 from .rows import (
     cypher_condition,
@@ -93,8 +94,10 @@ class Reads:
     def expand(
         self, group_id: str, entity_ids: Sequence[str], hops: int, view: TimeView, limit: int
     ) -> list[tuple[str, int, str]]:
-        def fetch(ids: list[str]) -> Iterator[tuple[str, str, str | None]]:
-            for chunk in chunks(ids, 400):
+        walk = BreadthFirst(entity_ids, hops, limit)
+        while (frontier := walk.frontier()) is not None:
+            found: list[tuple[str, str, str | None]] = []
+            for chunk in chunks(frontier, 400):
                 rows = self._bolt.read(
                     "facts/expand_hop",
                     ids=list(chunk),
@@ -104,10 +107,9 @@ class Reads:
                 )
                 # subject matches first, then object matches, up to the limit (as SQLite)
                 rows = sorted(rows, key=lambda r: not r["as_subject"])[: int(limit)]
-                for r in rows:
-                    yield r["id"], r["subject_id"], r["object_id"]
-
-        return breadth_first(entity_ids, hops, limit, fetch)
+                found.extend((r["id"], r["subject_id"], r["object_id"]) for r in rows)
+            walk.add(found)
+        return walk.result()
 
     # ------------------------------------------------------------------ fact reads
     def fact_records(

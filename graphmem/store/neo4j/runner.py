@@ -51,7 +51,7 @@ def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
 
 def run(tx: ManagedTransaction, query_name: str, /, **params: Any) -> list[Record]:
     """One named query on an open transaction, its records read."""
-    return list(tx.run(query(query_name), params))
+    return [record for record in tx.run(query(query_name), params)]
 
 
 def _env(*names: str) -> str | None:
