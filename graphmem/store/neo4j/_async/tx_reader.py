@@ -12,7 +12,8 @@ from neo4j import AsyncManagedTransaction
 
 from ...._ids import entity_key
 from ..._base import EntityRow, EpisodeRow, FactRow, LinkRow, ProvenanceRow, Timeline
-from ..rows import entity_row, episode_row, fact_row, link, link_order
+from ..._links import EpisodeLinkRow
+from ..rows import entity_row, episode_link, episode_row, fact_row, link, link_order
 from .runner import chunks, run
 
 __all__ = ["TxReader"]
@@ -56,6 +57,14 @@ class TxReader:
             limit=limit,
         )
         return [episode_row(r["e"]) for r in rows]
+
+    async def episode_links_timed(self, episode_ids: Sequence[str]) -> list[tuple[EpisodeLinkRow, int]]:
+        out: dict[tuple[str, str, str], tuple[EpisodeLinkRow, int]] = {}
+        for chunk in chunks(sorted(set(episode_ids))):
+            for r in await run(self.tx, "episodes/links_touching", ids=list(chunk)):
+                found = episode_link(r)
+                out[(found.kind, found.src, found.dst)] = (found, int(r["dst_time"]))
+        return [out[k] for k in sorted(out)]
 
     async def timelines(
         self,

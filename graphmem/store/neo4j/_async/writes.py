@@ -281,6 +281,12 @@ class Writes:
             )
         if plan.episode_id is not None and plan.episode_terms is not None:
             await run(tx, "episodes/link_terms_set", id=plan.episode_id, terms=list(plan.episode_terms))
+        if plan.episode_links_remove:
+            await run(
+                tx,
+                "episodes/links_remove",
+                rows=[{"src": s, "dst": d} for _, s, d in plan.episode_links_remove],
+            )
         if plan.episode_links_add:
             await run(
                 tx,
