@@ -41,7 +41,7 @@ def _wipe_bolt() -> None:
     store = open_store(BOLT_URI or "")
     store.connect()
     try:
-        store.wipe_all_for_tests()  # type: ignore[attr-defined]
+        store.wipe_all_for_tests(keep_schema=True)  # type: ignore[attr-defined]
     finally:
         store.close()
 
