@@ -106,6 +106,11 @@ _JVM_FLAGS = [
 ]
 
 
+# No replanning when the statistics change (start --stable-plans): a plan is made again only
+# after this long.
+_STABLE_PLANS_CONF = "dbms.cypher.min_replan_interval=1000h"
+
+
 class ServerError(RuntimeError):
     """The test server could not be resolved, started, stopped or reached."""
 
@@ -442,6 +447,7 @@ def start_server(
     pagecache: str = "256m",
     java: str | None = None,
     timeout: float = READY_TIMEOUT_S,
+    stable_plans: bool = False,
 ) -> ServerInfo:
     """Start Neo4j with Bolt (and HTTP) on 127.0.0.1 and wait until ``RETURN 1`` works.
 
@@ -450,6 +456,13 @@ def start_server(
     The server runs in its own session, so it outlives the caller; stop it with
     stop_server(dir). Raises ServerError if it is already running, cannot be resolved, or does
     not come up within ``timeout`` seconds.
+
+    ``stable_plans`` keeps each query's plan for the server's life. Neo4j plans a query again
+    once the statistics it was planned with have moved (after 10 s by default), and a test
+    suite that empties and refills a small database moves them all the time: on the 2-core
+    machine that replanning was most of the server's work in the unit suite. Plans stay
+    correct, only possibly slower on data much larger than they were made for, so benchmarks
+    leave it off.
     """
     d = Path(dir or default_dir()).resolve()
     d.mkdir(parents=True, exist_ok=True)
@@ -509,6 +522,9 @@ def start_server(
         )
         offset = log.tell()
     env = dict(os.environ, NEO4J_PASSWORD=password, NEO4J_PAGECACHE=pagecache)
+    if stable_plans:
+        extra = [env.get("NEO4J_EXTRA_CONF", ""), _STABLE_PLANS_CONF]
+        env["NEO4J_EXTRA_CONF"] = ";".join(line for line in extra if line)
     launcher = subprocess.run(
         ["/bin/sh", "-c", _LAUNCH_SH, "sh", str(log_path), *cmd],
         cwd=d,
@@ -610,6 +626,11 @@ def _main(argv: list[str] | None = None) -> int:
             sp.add_argument("--heap", default="1g", help="JVM heap (default 1g)")
             sp.add_argument("--pagecache", default="256m", help="page cache (default 256m)")
             sp.add_argument("--timeout", type=float, default=READY_TIMEOUT_S)
+            sp.add_argument(
+                "--stable-plans",
+                action="store_true",
+                help="keep each query plan for the server's life (test suites; not benchmarks)",
+            )
         if name == "stop":
             sp.add_argument("--kill", action="store_true", help="SIGKILL, not a clean shutdown")
     a = p.parse_args(argv)
@@ -629,6 +650,7 @@ def _main(argv: list[str] | None = None) -> int:
                 pagecache=a.pagecache,
                 java=a.java,
                 timeout=a.timeout,
+                stable_plans=a.stable_plans,
             )
             print(
                 f"Neo4j {info.version} ready in {info.startup_seconds:.1f}s: pid {info.pid}, "
