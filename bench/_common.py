@@ -1,14 +1,16 @@
-"""Shared bench helpers: precomputed-vector embedder, synthetic corpora, percentiles, RSS."""
+"""Shared bench helpers: precomputed-vector embedder, synthetic corpora, percentiles, RSS, and the
+retrieval benches' ranking of evidence units and its Recall@k / NDCG@10."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import resource
 import time
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -155,3 +157,63 @@ def instrument(
             delattr(store, name)
 
     return spent, undo
+
+
+# ----------------------------------------------------------------------------- retrieval quality
+def recall_ranking(
+    result: Any,
+    unit_of: Callable[[str], str | None],
+    episode_unit: Callable[[Any], str | None] | None = None,
+    *,
+    episodes_first: bool = False,
+) -> list[str]:
+    """The retrieval benches' protocol: the evidence units (a turn, a dialog id, a session) of
+    the returned facts' provenance episodes in fact rank order, then of
+    ``RecallResult.episodes``, deduplicated (the first place kept).
+
+    ``unit_of`` maps a provenance episode id to its unit, ``episode_unit`` a returned episode
+    (default: ``unit_of`` its id); a unit of None is left out. ``episodes_first`` (a
+    diagnostic, not the protocol) puts the returned episodes before the facts' provenance.
+    """
+    if episode_unit is None:
+        episode_unit = lambda episode: unit_of(episode.id)  # noqa: E731
+    from_facts = _units(unit_of(e) for hit in result.facts for e in hit.episode_ids)
+    from_episodes = _units(episode_unit(ep) for ep in result.episodes)
+    ranked = from_episodes + from_facts if episodes_first else from_facts + from_episodes
+    return list(dict.fromkeys(ranked))
+
+
+def _units(units: Iterable[str | None]) -> list[str]:
+    return [u for u in units if u is not None]
+
+
+def ranking_scores(
+    ranked: Sequence[str],
+    evidence: Sequence[str],
+    ks: Sequence[int] = (5, 10),
+    *,
+    any_at: int | None = None,
+) -> dict[str, float]:
+    """R@k for each k (the share of the evidence units in the first k), ``any@any_at`` (1 when
+    at least one is in the first any_at) and NDCG@10 with binary relevance."""
+    rel = set(evidence)
+    out = {f"R@{k}": len(rel & set(ranked[:k])) / len(rel) for k in ks}
+    if any_at is not None:
+        out[f"any@{any_at}"] = float(bool(rel & set(ranked[:any_at])))
+    dcg = sum(1.0 / math.log2(i + 2) for i, d in enumerate(ranked[:10]) if d in rel)
+    idcg = sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), 10)))
+    out["NDCG@10"] = dcg / idcg
+    return out
+
+
+def summarize_by_type(rows: Sequence[tuple[str, dict[str, float]]]) -> dict[str, Any]:
+    """Each metric's mean (4 places) and the count per question type, then over ``all``."""
+    groups: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for qtype, metrics in rows:
+        groups[qtype].append(metrics)
+        groups["all"].append(metrics)
+    return {
+        name: {"n": len(ms)}
+        | {key: round(float(np.mean([m[key] for m in ms])), 4) for key in ms[0]}
+        for name, ms in sorted(groups.items(), key=lambda g: (g[0] == "all", g[0]))
+    }

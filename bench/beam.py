@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from locomo import _TOKEN, make_embedder, rrf
 
-from bench._common import package_signature
+from bench._common import package_signature, ranking_scores, recall_ranking, summarize_by_type
 from graphmem import GraphMemory
 from graphmem.embeddings.factory import Embedder
 from graphmem.retrieve.retriever import RetrievalConfig
@@ -80,6 +80,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "passages_0.3": {"passage_weight": 0.3},
     # Neither (the retriever before length-fair scoring).
     "before": {"passage_weight": 0.0, "self_speakers": ()},
+    # The UPDATES links between turns left out of the order (retrieve/currentness.py).
+    "no_currentness": {"currentness_top": 0},
 }
 
 
@@ -159,12 +161,7 @@ def questions(conv: dict[str, Any], known: set[str]) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------- metrics
 def score(ranked: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
-    rel = set(evidence)
-    out = {f"R@{k}": len(rel & set(ranked[:k])) / len(rel) for k in KS}
-    dcg = sum(1.0 / math.log2(i + 2) for i, d in enumerate(ranked[:10]) if d in rel)
-    idcg = sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), 10)))
-    out["NDCG@10"] = dcg / idcg
-    return out
+    return ranking_scores(ranked, evidence, KS)
 
 
 def updated_first(ranked: Sequence[str], old: Sequence[str], new: Sequence[str]) -> float | None:
@@ -175,18 +172,6 @@ def updated_first(ranked: Sequence[str], old: Sequence[str], new: Sequence[str])
     best_new = min((pos.get(d, math.inf) for d in new), default=math.inf)
     best_old = min((pos.get(d, math.inf) for d in old), default=math.inf)
     return float(best_new < best_old)
-
-
-def summarize(rows: list[tuple[str, dict[str, float]]]) -> dict[str, Any]:
-    groups: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for qtype, metrics in rows:
-        groups[qtype].append(metrics)
-        groups["all"].append(metrics)
-    return {
-        name: {"n": len(ms)}
-        | {key: round(float(np.mean([m[key] for m in ms])), 4) for key in ms[0]}
-        for name, ms in sorted(groups.items(), key=lambda g: (g[0] == "all", g[0]))
-    }
 
 
 class Tally:
@@ -214,7 +199,7 @@ class Tally:
 
     def report(self) -> dict[str, Any]:
         return {
-            "metrics": summarize(self.rows),
+            "metrics": summarize_by_type(self.rows),
             "updated_above_superseded": {
                 "rate": round(float(np.mean(self.updates)), 4) if self.updates else None,
                 "n": len(self.updates),
@@ -276,9 +261,7 @@ def ingest_all(
 # ----------------------------------------------------------------------------- runs
 def turn_ranking(result: Any, turn_of: dict[str, str]) -> list[str]:
     """The protocol: facts' provenance (fact rank order), then RecallResult.episodes."""
-    ids = [turn_of[e] for hit in result.facts for e in hit.episode_ids if e in turn_of]
-    ids += [turn_of[ep.id] for ep in result.episodes if ep.id in turn_of]
-    return list(dict.fromkeys(ids))
+    return recall_ranking(result, turn_of.get)
 
 
 def run_config(
@@ -435,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
+    parser.add_argument("--embedder", choices=["hash", "minilm", "onnx"], default="hash")
     parser.add_argument("--k", type=int, default=20)
     parser.add_argument("--configs", nargs="+", default=["default"], choices=list(CONFIGS))
     parser.add_argument("--conversations", type=int, default=None, help="only the first N")

@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
+from bench._common import ranking_scores, recall_ranking, summarize_by_type
 from graphmem import GraphMemory
 from graphmem.embeddings.factory import Embedder, HashEmbedder
 from graphmem.retrieve.retriever import RetrievalConfig
@@ -183,26 +184,6 @@ def load_locomo(path: Path, limit: int | None = None) -> tuple[list[Item], list[
 
 
 # ----------------------------------------------------------------------------- metrics
-def score(ranked: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
-    rel = set(evidence)
-    out = {f"R@{k}": len(rel & set(ranked[:k])) / len(rel) for k in (5, 10)}
-    dcg = sum(1.0 / math.log2(i + 2) for i, d in enumerate(ranked[:10]) if d in rel)
-    idcg = sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), 10)))
-    out["NDCG@10"] = dcg / idcg
-    return out
-
-
-def summarize(rows: list[tuple[str, dict[str, float]]]) -> dict[str, Any]:
-    groups: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for qtype, metrics in rows:
-        groups[qtype].append(metrics)
-        groups["all"].append(metrics)
-    return {
-        name: {"n": len(ms)} | {k: round(float(np.mean([m[k] for m in ms])), 4) for k in ms[0]}
-        for name, ms in sorted(groups.items(), key=lambda g: (g[0] == "all", g[0]))
-    }
-
-
 class BM25:
     def __init__(self, docs: Sequence[str], k1: float = 1.5, b: float = 0.75) -> None:
         self.tokens = [_TOKEN.findall(d.lower()) for d in docs]
@@ -354,12 +335,6 @@ def ingest(name: str, items: list[Item], embedder: Embedder, cache: Path, tag: s
     return folder
 
 
-def ranking(result: Any, unit_of: dict[str, str]) -> list[str]:
-    ids = [unit_of.get(e) for hit in result.facts for e in hit.episode_ids]
-    ids += [unit_of.get(e.id) for e in result.episodes]
-    return list(dict.fromkeys(u for u in ids if u is not None))
-
-
 def run_graphmem(
     folder: Path, qs: list[Question], embedder: Embedder, overrides: dict[str, Any]
 ) -> dict[str, Any]:
@@ -376,9 +351,9 @@ def run_graphmem(
     rows = []
     for q in qs:
         result = mem.recall(q["q"], group_id=q["group"], k=20)
-        rows.append((q["type"], score(ranking(result, unit_of), q["ev"])))
+        rows.append((q["type"], ranking_scores(recall_ranking(result, unit_of.get), q["ev"])))
     mem.close()
-    return summarize(rows)
+    return summarize_by_type(rows)
 
 
 def run_baselines(
@@ -407,8 +382,8 @@ def run_baselines(
                 rankings["rrf"] = rrf(lexical, dense)
             for name, order in rankings.items():
                 ranked = list(dict.fromkeys(units[j] for j in order))
-                rows[name].append((q["type"], score(ranked, q["ev"])))
-    return {name: summarize(r) for name, r in rows.items()}
+                rows[name].append((q["type"], ranking_scores(ranked, q["ev"])))
+    return {name: summarize_by_type(r) for name, r in rows.items()}
 
 
 def speed(name: str, items: list[Item], n: int) -> dict[str, Any]:

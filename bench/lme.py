@@ -33,7 +33,6 @@ import argparse
 import hashlib
 import json
 import lzma
-import math
 import os
 import platform
 import shutil
@@ -53,7 +52,7 @@ import numpy as np
 from locomo import _TOKEN, BM25, make_embedder, rrf
 from locomo import CONFIGS as LOCOMO_CONFIGS
 
-from bench._common import package_signature
+from bench._common import package_signature, ranking_scores, recall_ranking, summarize_by_type
 from graphmem import GraphMemory
 from graphmem.embeddings.factory import Embedder
 from graphmem.retrieve.retriever import RetrievalConfig
@@ -104,25 +103,7 @@ def haystack(data: dict[str, Any], q: dict[str, Any]) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------- metrics
 def score(ranked: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
-    rel = set(evidence)
-    out = {f"R@{k}": len(rel & set(ranked[:k])) / len(rel) for k in (5, 10)}
-    out["any@5"] = float(bool(rel & set(ranked[:5])))
-    dcg = sum(1.0 / math.log2(i + 2) for i, d in enumerate(ranked[:10]) if d in rel)
-    idcg = sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), 10)))
-    out["NDCG@10"] = dcg / idcg
-    return out
-
-
-def summarize(rows: list[tuple[str, dict[str, float]]]) -> dict[str, Any]:
-    groups: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for qtype, metrics in rows:
-        groups[qtype].append(metrics)
-        groups["all"].append(metrics)
-    return {
-        name: {"n": len(ms)}
-        | {key: round(float(np.mean([m[key] for m in ms])), 4) for key in ms[0]}
-        for name, ms in sorted(groups.items(), key=lambda g: (g[0] == "all", g[0]))
-    }
+    return ranking_scores(ranked, evidence, (5, 10), any_at=5)
 
 
 def evaluated(data: dict[str, Any], limit: int | None) -> list[dict[str, Any]]:
@@ -209,12 +190,8 @@ def ingest(
 # ----------------------------------------------------------------------------- runs
 def session_ranking(result: Any) -> list[str]:
     """The protocol: facts' provenance episodes (fact rank order), then RecallResult.episodes."""
-    ids: list[str] = []
-    episode_ids = [e for hit in result.facts for e in hit.episode_ids]
     sources = {e.id: e.source for hit in result.facts for e in hit.episodes}
-    ids += [sources[e] for e in episode_ids if sources.get(e)]
-    ids += [e.source for e in result.episodes if e.source]
-    return list(dict.fromkeys(ids))
+    return recall_ranking(result, lambda e: sources.get(e) or None, lambda e: e.source or None)
 
 
 def run_config(
@@ -237,7 +214,7 @@ def run_config(
     lat = np.asarray(latencies) * 1000
     return {
         "config": overrides,
-        "metrics": summarize(rows),
+        "metrics": summarize_by_type(rows),
         "recall_ms": {
             "p50": round(float(np.percentile(lat, 50)), 2),
             "p95": round(float(np.percentile(lat, 95)), 2),
@@ -280,7 +257,10 @@ def run_baselines(
             ranked = list(dict.fromkeys(sessions[j] for j in ranking))
             rows[name].append((q["question_type"], score(ranked, q["answer_session_ids"])))
     return {
-        name: {"metrics": summarize(r), "implementation": "rank_bm25" if BM25Okapi else "bench"}
+        name: {
+            "metrics": summarize_by_type(r),
+            "implementation": "rank_bm25" if BM25Okapi else "bench",
+        }
         for name, r in rows.items()
     }
 
@@ -297,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
+    parser.add_argument("--embedder", choices=["hash", "minilm", "onnx"], default="hash")
     parser.add_argument("--k", type=int, default=20)
     parser.add_argument("--configs", nargs="+", default=["default"], choices=list(CONFIGS))
     parser.add_argument("--questions", type=int, default=None, help="only the first N")

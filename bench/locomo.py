@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
-from bench._common import package_signature
+from bench._common import package_signature, ranking_scores, recall_ranking
 from graphmem import GraphMemory
 from graphmem.embeddings.factory import Embedder, HashEmbedder
 from graphmem.retrieve.retriever import RetrievalConfig
@@ -71,6 +71,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     # The library's defaults (issue 11): facts the question supports, episodes by BM25 fused
     # with their vectors (weight: the embedder's), neighbouring turns, speaker and time cues.
     "default": {},
+    # The UPDATES links between turns left out of the order (retrieve/currentness.py).
+    "no_currentness": {"currentness_top": 0},
     # Ablations: each part switched off alone.
     "no_expansion": {"use_expansion": False},
     "no_context": {"use_context": False},
@@ -156,12 +158,7 @@ def questions(sample: dict[str, Any], known: set[str]) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------- metrics
 def score(ranked: Sequence[str], evidence: Sequence[str]) -> dict[str, float]:
-    rel = set(evidence)
-    out = {f"R@{k}": len(rel & set(ranked[:k])) / len(rel) for k in KS}
-    dcg = sum(1.0 / math.log2(i + 2) for i, d in enumerate(ranked[:10]) if d in rel)
-    idcg = sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), 10)))
-    out["NDCG@10"] = dcg / idcg
-    return out
+    return ranking_scores(ranked, evidence, KS)
 
 
 def summarize(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
@@ -228,6 +225,12 @@ def make_embedder(name: str) -> Embedder:
         emb = SentenceTransformerEmbedder()
         emb.embed(["warm up"])  # load now; fail early if the package is missing
         return emb
+    if name == "onnx":  # the same model, int8, without torch (graphmem[onnx-embeddings])
+        from graphmem.embeddings.onnx import OnnxMiniLMEmbedder
+
+        onnx = OnnxMiniLMEmbedder()
+        onnx.embed(["warm up"])
+        return onnx
     raise SystemExit(f"unknown embedder {name!r}")
 
 
@@ -304,19 +307,12 @@ def dialog_ids(result: Any, dia_of: dict[str, str], episodes_first: bool = False
     own fused episode ranking, which already counts the returned facts' support), then the
     facts' provenance.
     """
-    from_facts: list[str] = []
-    for hit in result.facts:
-        for eid in hit.episode_ids:
-            dia = dia_of.get(eid)
-            if dia is not None:
-                from_facts.append(dia)
-    from_episodes: list[str] = []
-    for ep in result.episodes:
+
+    def episode_dia(ep: Any) -> str | None:
         dia = ep.metadata.get("dia_id") or dia_of.get(ep.id)
-        if dia is not None:
-            from_episodes.append(str(dia))
-    ranked = from_episodes + from_facts if episodes_first else from_facts + from_episodes
-    return list(dict.fromkeys(ranked))
+        return None if dia is None else str(dia)
+
+    return recall_ranking(result, dia_of.get, episode_dia, episodes_first=episodes_first)
 
 
 def run_config(
@@ -414,7 +410,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
+    parser.add_argument("--embedder", choices=["hash", "minilm", "onnx"], default="hash")
     parser.add_argument("--k", type=int, default=20, help="recall(k=...) (at least 20)")
     parser.add_argument("--hops", type=int, default=2)
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))

@@ -34,6 +34,7 @@ if _typing.TYPE_CHECKING:
     from ._memory import GraphMemory
     from ._models import (
         EntityRecord,
+        EpisodeLink,
         EpisodeRecord,
         EpisodeRef,
         Experience,
@@ -75,6 +76,7 @@ _LAZY = {
     "ExperienceWeights": ".experience.index",
     "GraphMemory": "._memory",
     "EntityRecord": "._models",
+    "EpisodeLink": "._models",
     "EpisodeRecord": "._models",
     "EpisodeRef": "._models",
     "Experience": "._models",
@@ -132,6 +134,7 @@ __all__ = [
     "Embedder",
     "EmbeddingMismatchError",
     "EntityRecord",
+    "EpisodeLink",
     "EpisodeRecord",
     "EpisodeRef",
     "Experience",

@@ -32,6 +32,7 @@ from ._predicates import Predicate, PredicateRegistry
 from ._time import record_ms
 from .embeddings.factory import Embedder, check_embedder, embedder_name
 from .experience.calls import ExperienceCalls
+from .reconcile.turn_links import relink
 from .retrieve import reads as _reads
 from .retrieve.retriever import RetrievalConfig, Retriever
 from .store import GraphStore, TimeView, open_store
@@ -447,7 +448,9 @@ class GraphMemory(ExperienceCalls, UsageCalls):
         rows = list(rows)  # an export() iterator is read twice (checked, then written)
         store = self._ready()
         validate_export(rows, store, dim=self._embedding_dim, lines=lines, source=source)
-        return store.import_rows(rows)
+        counts = store.import_rows(rows)
+        relink(store, [r["id"] for r in rows if r.get("type") == "episode"], record_ms())
+        return counts
 
     def reembed(
         self,

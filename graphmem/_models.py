@@ -129,14 +129,27 @@ class EpisodeRecord(_Model):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class EpisodeLink(_Model):
+    """A later turn (``src``) that states a new value of what an earlier one (``dst``) of the
+    same speaker stated: ``kind`` UPDATES, ``reason`` the change ("45 → 52 (sources,
+    zotero)")."""
+
+    kind: str
+    src: str
+    dst: str
+    reason: str
+
+
 class EpisodeRef(_Model):
-    """Where a fact came from."""
+    """Where a fact came from; in ``RecallResult.episodes``, a returned turn with its links to
+    the other returned turns."""
 
     id: str
     source: str | None
     reference_time: datetime
     metadata: dict[str, Any] = Field(default_factory=dict)
     content: str | None = None
+    links: list[EpisodeLink] = Field(default_factory=list)
 
 
 class EntityRecord(_Model):
@@ -264,13 +277,36 @@ class RecallResult(_Model):
                 )
             for other in hit.contradicts:
                 lines.append(f"    CONFLICT with: {other.statement} (unresolved)")
+        lines.extend(self._turn_changes())
         return "\n".join(lines)
+
+    def _turn_changes(self) -> list[str]:
+        """The UPDATES links between returned turns, dated, older side first."""
+        when = {ep.id: ep.reference_time.date().isoformat() for ep in self.episodes}
+        said = {ep.id: _snippet(ep.content or ep.id) for ep in self.episodes}
+        seen: dict[tuple[str, str], str] = {}
+        for ep in self.episodes:
+            for link in ep.links:
+                if link.src in when and link.dst in when:
+                    seen[(link.dst, link.src)] = link.reason
+        if not seen:
+            return []
+        lines = ["Changed between turns (the later turn states the newer value):"]
+        for (old, new), reason in seen.items():
+            before, after = f'"{said[old]}" [{when[old]}]', f'"{said[new]}" [{when[new]}]'
+            lines.append(f"- {reason}: {before} → {after}")
+        return lines
 
 
 def _now() -> datetime:
     from ._time import utcnow
 
     return utcnow()
+
+
+def _snippet(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _span(start: datetime, end: datetime | None) -> str:

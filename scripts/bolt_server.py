@@ -30,22 +30,18 @@ Files written to DIR: ``server.pid``, ``server.log`` (appended to across restart
 ``server.json`` (ports and password, for restarts and ``status``), ``env.sh``; ArcadeDB's
 own ``config/``, ``databases/`` and ``log/`` live under DIR as well.
 
-Only the standard library is used, plus the ``neo4j`` driver for the readiness poll.
+Only the standard library is used, plus the ``neo4j`` driver for the readiness poll, and
+``scripts/_server_process.py`` (ports, PID file, launch, stop, ``env.sh``, the command line),
+which scripts/neo4j_server.py shares.
 """
 
 from __future__ import annotations
 
-import argparse
 import base64
-import contextlib
 import dataclasses
 import importlib.util
 import json
 import os
-import shlex
-import signal
-import socket
-import subprocess
 import sys
 import time
 import urllib.error
@@ -53,6 +49,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+import _server_process as proc
+from _server_process import HOST, Endpoints, ServerError, log_tail
 
 __all__ = [
     "ArcadeDBError",
@@ -71,19 +70,11 @@ DEFAULT_HTTP_PORT = 2480
 DEFAULT_PASSWORD = "graphmem-test"  # loopback-only test server; ArcadeDB wants >= 8 chars
 DATABASE = "neo4j"
 USER = "root"
-HOST = "127.0.0.1"
 READY_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 30.0
 _MAIN_CLASS = "com.arcadedb.server.ArcadeDBServer"
-# sh -c SCRIPT sh LOG CMD...: runs CMD in the background with its output appended to LOG,
-# prints its PID and exits, so CMD is re-parented away from us.
-_LAUNCH_SH = 'log=$1; shift; "$@" </dev/null >>"$log" 2>&1 & echo $!'
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-class ServerError(RuntimeError):
-    """The test server could not be started, stopped or reached."""
 
 
 class ArcadeDBError(RuntimeError):
@@ -96,7 +87,7 @@ class ArcadeDBError(RuntimeError):
 
 
 @dataclasses.dataclass(frozen=True)
-class ServerInfo:
+class ServerInfo(Endpoints):
     dir: Path
     pid: int
     bolt_port: int
@@ -106,27 +97,9 @@ class ServerInfo:
     database: str = DATABASE
     startup_seconds: float | None = None
 
-    @property
-    def bolt_uri(self) -> str:
-        return f"bolt://{HOST}:{self.bolt_port}"
-
-    @property
-    def http_url(self) -> str:
-        return f"http://{HOST}:{self.http_port}"
-
-    @property
-    def auth(self) -> tuple[str, str]:
-        return (self.user, self.password)
-
     def env(self) -> dict[str, str]:
         """The GRAPHMEM_TEST_BOLT_* variables the integration tests read."""
-        return {
-            "GRAPHMEM_TEST_BOLT_URI": self.bolt_uri,
-            "GRAPHMEM_TEST_BOLT_USER": self.user,
-            "GRAPHMEM_TEST_BOLT_PASSWORD": self.password,
-            "GRAPHMEM_TEST_BOLT_HTTP": self.http_url,
-            "GRAPHMEM_TEST_BOLT_DATABASE": self.database,
-        }
+        return self.bolt_env()
 
 
 def default_dir() -> Path:
@@ -153,86 +126,13 @@ def _arcadedb_home() -> Path:
     return home
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
-
-
-def _port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(0.5)
-        return s.connect_ex((HOST, port)) == 0
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _read_pid(d: Path) -> int | None:
-    try:
-        return int((d / "server.pid").read_text().strip())
-    except (OSError, ValueError):
-        return None
-
-
 def _is_our_server(pid: int, d: Path) -> bool:
     """True if pid is alive (not a zombie) and is an ArcadeDB server rooted at d."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    state = stat.rsplit(")", 1)[-1].split()[0]
-    if state in ("Z", "X"):
-        return False
-    args = [a.decode(errors="replace") for a in cmdline]
-    return _MAIN_CLASS in args and f"-Darcadedb.server.rootPath={d}" in args
-
-
-def _reap(pid: int) -> None:
-    """Collect the exit status if the server is our own child (started in this process)."""
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
-
-
-def _exited(pid: int) -> bool:
-    """True once pid and all its threads are gone (reaping it if it is our own child).
-
-    A killed JVM's main thread turns zombie while its other threads (and their sockets)
-    are still being torn down, so "state Z" alone is not "gone".
-    """
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == pid  # our child: (0, 0) while any thread still runs
-    except ChildProcessError:
-        pass
-    try:
-        threads = os.listdir(f"/proc/{pid}/task")
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] in ("Z", "X") and len(threads) <= 1
-
-
-def log_tail(d: Path | str, lines: int = 40) -> str:
-    try:
-        text = (Path(d) / "server.log").read_text(errors="replace")
-    except OSError:
-        return "(no server.log)"
-    return "\n".join(text.splitlines()[-lines:])
+    return proc.runs_with_args(pid, (_MAIN_CLASS, f"-Darcadedb.server.rootPath={d}"))
 
 
 def _write_env_sh(info: ServerInfo) -> None:
-    where = shlex.quote(str(info.dir / "env.sh"))
-    body = f"# generated by scripts/bolt_server.py; source it: . {where}\n"
-    for k, v in info.env().items():
-        body += f"export {k}={shlex.quote(v)}\n"
-    (info.dir / "env.sh").write_text(body)
+    proc.write_env_sh(info, "bolt_server.py")
 
 
 def _wait_ready(info: ServerInfo, timeout: float, t0: float) -> None:
@@ -244,8 +144,8 @@ def _wait_ready(info: ServerInfo, timeout: float, t0: float) -> None:
     last: BaseException | None = None
     deadline = t0 + timeout
     while time.monotonic() < deadline:
-        # _exited(), not _is_our_server(): right after the fork java may not be exec'd yet
-        if _exited(info.pid):
+        # proc.exited(), not _is_our_server(): right after the fork java may not be exec'd yet
+        if proc.exited(info.pid):
             raise ServerError(
                 f"ArcadeDB (pid {info.pid}) exited during startup; "
                 f"tail of {info.dir / 'server.log'}:\n" + log_tail(info.dir)
@@ -284,17 +184,16 @@ def _wait_ready(info: ServerInfo, timeout: float, t0: float) -> None:
 def server_status(dir: Path | str | None = None) -> ServerInfo | None:
     """The running server's info, or None if no server of ours is running on dir."""
     d = Path(dir or default_dir()).resolve()
-    pid = _read_pid(d)
-    if pid is None or not _is_our_server(pid, d):
-        return None
-    meta = _read_json(d / "server.json")
-    return ServerInfo(
-        dir=d,
-        pid=pid,
-        bolt_port=int(meta.get("bolt_port", DEFAULT_BOLT_PORT)),
-        http_port=int(meta.get("http_port", DEFAULT_HTTP_PORT)),
-        password=str(meta.get("password", DEFAULT_PASSWORD)),
+    fields = proc.running_fields(
+        d,
+        _is_our_server,
+        {
+            "bolt_port": DEFAULT_BOLT_PORT,
+            "http_port": DEFAULT_HTTP_PORT,
+            "password": DEFAULT_PASSWORD,
+        },
     )
+    return None if fields is None else ServerInfo(**fields)
 
 
 def start_server(
@@ -315,33 +214,15 @@ def start_server(
     come up within ``timeout`` seconds.
     """
     d = Path(dir or default_dir()).resolve()
-    d.mkdir(parents=True, exist_ok=True)
-    running = server_status(d)
-    if running is not None:
-        raise ServerError(
-            f"an ArcadeDB server is already running on {d} "
-            f"(pid {running.pid}, {running.bolt_uri}); stop it first"
-        )
-    prev = _read_json(d / "server.json")
-    if bolt_port is None:
-        bolt_port = int(prev.get("bolt_port", DEFAULT_BOLT_PORT))
-    if http_port is None:
-        http_port = int(prev.get("http_port", 0 if bolt_port == 0 else DEFAULT_HTTP_PORT))
+    proc.claim_dir(d, server_status, "an ArcadeDB server")
+    prev = proc.read_json(d / "server.json")
     if password is None:
         password = str(prev.get("password", DEFAULT_PASSWORD))
     if len(password) < 8:
         raise ServerError("ArcadeDB requires a root password of at least 8 characters")
-    if bolt_port == 0:
-        bolt_port = _free_port()
-    if http_port == 0:
-        http_port = _free_port()
-        while http_port == bolt_port:
-            http_port = _free_port()
-    for name, port in (("bolt", bolt_port), ("http", http_port)):
-        if _port_in_use(port):
-            raise ServerError(
-                f"{name} port {port} on {HOST} is already in use (try --{name}-port 0)"
-            )
+    bolt_port, http_port = proc.choose_ports(
+        prev, bolt_port, http_port, default_bolt=DEFAULT_BOLT_PORT, default_http=DEFAULT_HTTP_PORT
+    )
 
     home = _arcadedb_home()
     java = home / "jre" / "bin" / "java"
@@ -369,52 +250,16 @@ def start_server(
         _MAIN_CLASS,
     ]
     # Persist ports and password before starting, so a later restart (or status) finds them.
-    (d / "server.json").write_text(
-        json.dumps({"bolt_port": bolt_port, "http_port": http_port, "password": password}, indent=2)
-        + "\n"
+    proc.write_json(
+        d / "server.json", {"bolt_port": bolt_port, "http_port": http_port, "password": password}
     )
     t0 = time.monotonic()
-    log_path = d / "server.log"
-    with open(log_path, "ab") as log:
-        log.write(
-            f"\n==== bolt_server.py start {time.strftime('%Y-%m-%dT%H:%M:%S')} ====\n".encode()
-        )
-    # Detach like `setsid nohup java ... &`: a new session (no SIGHUP from our terminal) and
-    # not our child (the shell exits at once), so the server outlives this process and no
-    # zombie or Popen object is left behind in a long-lived caller such as pytest.
-    launcher = subprocess.run(
-        ["/bin/sh", "-c", _LAUNCH_SH, "sh", str(log_path), *cmd],
-        cwd=d,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        start_new_session=True,
-        check=False,
+    proc.append_log_header(
+        d / "server.log", f"bolt_server.py start {time.strftime('%Y-%m-%dT%H:%M:%S')}"
     )
-    try:
-        pid = int(launcher.stdout.strip())
-    except ValueError:
-        raise ServerError(
-            f"could not launch ArcadeDB (sh rc {launcher.returncode}): {launcher.stderr.strip()}"
-        ) from None
-    (d / "server.pid").write_text(f"{pid}\n")
+    pid = proc.launch(cmd, d, "ArcadeDB")
     info = ServerInfo(dir=d, pid=pid, bolt_port=bolt_port, http_port=http_port, password=password)
-    try:
-        _wait_ready(info, timeout, t0)
-    except BaseException:
-        # pid is the process we just launched (it may not have exec'd java yet)
-        if not _exited(pid):
-            os.kill(pid, signal.SIGKILL)
-            deadline = time.monotonic() + 30
-            while not _exited(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
-        (d / "server.pid").unlink(missing_ok=True)
-        # keep what the last good start recorded, so a plain restart still works
-        if prev:
-            (d / "server.json").write_text(json.dumps(prev, indent=2) + "\n")
-        raise
-    _write_env_sh(info)
-    return dataclasses.replace(info, startup_seconds=round(time.monotonic() - t0, 2))
+    return proc.finish_start(info, prev, t0, lambda: _wait_ready(info, timeout, t0), _write_env_sh)
 
 
 def stop_server(
@@ -427,32 +272,14 @@ def stop_server(
     was running. Only a process whose command line is an ArcadeDB server rooted at dir is
     signalled, so a stale or recycled PID is never hit.
     """
-    d = Path(dir or default_dir()).resolve()
-    pid = _read_pid(d)
-    if pid is None or not _is_our_server(pid, d):
-        if pid is not None:
-            _reap(pid)  # a server started by an older version of this script, as our child
-        (d / "server.pid").unlink(missing_ok=True)
-        return False
-    os.kill(pid, signal.SIGKILL if kill else signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    escalated = kill
-    while not _exited(pid):
-        if time.monotonic() > deadline:
-            if escalated:
-                raise ServerError(f"ArcadeDB pid {pid} survived SIGKILL")
-            os.kill(pid, signal.SIGKILL)
-            escalated = True
-            deadline = time.monotonic() + 10
-        time.sleep(0.1)
-    (d / "server.pid").unlink(missing_ok=True)
-    # and until its listeners are closed, so that a restart can bind the same ports
-    meta = _read_json(d / "server.json")
-    ports = [int(meta[k]) for k in ("bolt_port", "http_port") if k in meta]
-    deadline = time.monotonic() + 10
-    while any(_port_in_use(p) for p in ports) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return True
+    return proc.stop_process(
+        Path(dir or default_dir()).resolve(),
+        _is_our_server,
+        "ArcadeDB",
+        kill=kill,
+        timeout=timeout,
+        reap_stale=True,  # a server started by an older version of this script, as our child
+    )
 
 
 def arcadedb_sql(
@@ -517,60 +344,33 @@ def arcadedb_sql(
 
 
 def _main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("start", "stop", "status"):
-        sp = sub.add_parser(name)
-        sp.add_argument(
-            "--dir", type=Path, default=default_dir(), help="data dir (default: .bolt/)"
-        )
-        if name == "start":
-            sp.add_argument(
-                "--bolt-port", type=int, default=None, help="0 = pick a free port (default 7687)"
-            )
-            sp.add_argument(
-                "--http-port", type=int, default=None, help="0 = pick a free port (default 2480)"
-            )
-            sp.add_argument(
-                "--password", default=None, help=f"root password (default {DEFAULT_PASSWORD!r})"
-            )
-            sp.add_argument("--heap", default="1g", help="JVM -Xmx (default 1g)")
-            sp.add_argument("--timeout", type=float, default=READY_TIMEOUT_S)
-        if name == "stop":
-            sp.add_argument(
-                "--kill", action="store_true", help="SIGKILL instead of a clean shutdown"
-            )
-    a = p.parse_args(argv)
-    try:
-        if a.cmd == "start":
-            info = start_server(
-                a.dir,
-                bolt_port=a.bolt_port,
-                http_port=a.http_port,
-                password=a.password,
-                heap=a.heap,
-                timeout=a.timeout,
-            )
-            print(
-                f"ArcadeDB ready in {info.startup_seconds:.1f}s: pid {info.pid}, {info.bolt_uri} "
-                f"(http {info.http_url}, database {info.database})"
-            )
-            print(f"source {info.dir / 'env.sh'} for the GRAPHMEM_TEST_BOLT_* variables")
-            return 0
-        if a.cmd == "stop":
-            stopped = stop_server(a.dir, kill=a.kill)
-            print("stopped" if stopped else f"no server running on {a.dir.resolve()}")
-            return 0
-        found = server_status(a.dir)
-        if found is None:
-            print(json.dumps({"running": False, "dir": str(a.dir.resolve())}))
-            return 1
-        status = {"running": True, "pid": found.pid, "dir": str(found.dir), **found.env()}
-        print(json.dumps(status, indent=2))
-        return 0
-    except ServerError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    p, _sub, commands = proc.cli_parser(
+        __doc__.split("\n\n")[0],
+        default_dir(),
+        dir_help="data dir (default: .bolt/)",
+        kill_help="SIGKILL instead of a clean shutdown",
+    )
+    start = commands["start"]
+    start.add_argument(
+        "--bolt-port", type=int, default=None, help="0 = pick a free port (default 7687)"
+    )
+    start.add_argument(
+        "--http-port", type=int, default=None, help="0 = pick a free port (default 2480)"
+    )
+    start.add_argument(
+        "--password", default=None, help=f"root password (default {DEFAULT_PASSWORD!r})"
+    )
+    start.add_argument("--heap", default="1g", help="JVM -Xmx (default 1g)")
+    start.add_argument("--timeout", type=float, default=READY_TIMEOUT_S)
+    args = p.parse_args(argv)
+    return proc.run_cli(args, start_server, stop_server, server_status, ready=_ready)
+
+
+def _ready(info: ServerInfo) -> str:
+    return (
+        f"ArcadeDB ready in {info.startup_seconds:.1f}s: pid {info.pid}, {info.bolt_uri} "
+        f"(http {info.http_url}, database {info.database})"
+    )
 
 
 if __name__ == "__main__":

@@ -35,7 +35,9 @@ Files written to DIR: ``server.pid``, ``server.log`` (the JVM's output, appended
 restarts), ``server.json`` (version, ports and password), ``env.sh``; Neo4j's ``neo4j.conf``,
 ``data/`` and ``logs/`` live under DIR as well.
 
-Only the standard library is used, plus the ``neo4j`` driver for the readiness poll.
+Only the standard library is used, plus the ``neo4j`` driver for the readiness poll. What is
+not Neo4j's own (ports, PID file, launch, stop, ``env.sh``, the command line) comes from
+``scripts/_server_process.py``, as for scripts/bolt_server.py.
 """
 
 from __future__ import annotations
@@ -47,15 +49,15 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import _server_process as proc
+from _server_process import Endpoints, ServerError, log_tail
 
 __all__ = [
     "DEFAULT_VERSION",
@@ -75,20 +77,20 @@ DEFAULT_HTTP_PORT = 7474
 DEFAULT_PASSWORD = "graphmem-test"  # loopback-only test server; Neo4j wants >= 8 chars
 DATABASE = "neo4j"
 USER = "neo4j"
-HOST = "127.0.0.1"
 READY_TIMEOUT_S = 300.0
 STOP_TIMEOUT_S = 60.0
 _MAIN_CLASS = "GraphmemNeo4jServer"
 _READY = "NEO4J_READY"
-# sh -c SCRIPT sh LOG CMD...: runs CMD in the background with its output appended to LOG,
-# prints its PID and exits, so CMD is re-parented away from us.
-_LAUNCH_SH = 'log=$1; shift; "$@" </dev/null >>"$log" 2>&1 & echo $!'
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOLS = REPO_ROOT / "tools" / "neo4j-server"
 
 # What the `neo4j` launcher adds to the JVM (its default server.jvm.additional): without the
 # java.nio opening, vector index population stalls.
+# No replanning when the statistics change (start --stable-plans): a plan is made again only
+# after this long.
+_STABLE_PLANS_CONF = "dbms.cypher.min_replan_interval=1000h"
+
 _JVM_FLAGS = [
     "-XX:+UseG1GC",
     "-XX:-OmitStackTraceInFastThrow",
@@ -106,17 +108,8 @@ _JVM_FLAGS = [
 ]
 
 
-# No replanning when the statistics change (start --stable-plans): a plan is made again only
-# after this long.
-_STABLE_PLANS_CONF = "dbms.cypher.min_replan_interval=1000h"
-
-
-class ServerError(RuntimeError):
-    """The test server could not be resolved, started, stopped or reached."""
-
-
 @dataclasses.dataclass(frozen=True)
-class ServerInfo:
+class ServerInfo(Endpoints):
     dir: Path
     pid: int
     bolt_port: int
@@ -128,29 +121,12 @@ class ServerInfo:
     startup_seconds: float | None = None
 
     @property
-    def bolt_uri(self) -> str:
-        return f"bolt://{HOST}:{self.bolt_port}"
-
-    @property
-    def http_url(self) -> str:
-        return f"http://{HOST}:{self.http_port}"
-
-    @property
     def browser_url(self) -> str:
         return f"{self.http_url}/browser/"
 
-    @property
-    def auth(self) -> tuple[str, str]:
-        return (self.user, self.password)
-
     def env(self) -> dict[str, str]:
         """The GRAPHMEM_TEST_BOLT_* variables the integration tests read."""
-        return {
-            "GRAPHMEM_TEST_BOLT_URI": self.bolt_uri,
-            "GRAPHMEM_TEST_BOLT_USER": self.user,
-            "GRAPHMEM_TEST_BOLT_PASSWORD": self.password,
-            "GRAPHMEM_TEST_BOLT_HTTP": self.http_url,
-            "GRAPHMEM_TEST_BOLT_DATABASE": self.database,
+        return self.bolt_env() | {
             "GRAPHMEM_TEST_BOLT_SERVER": f"neo4j-{self.version}",
             "GRAPHMEM_TEST_NEO4J_BROWSER": self.browser_url,
         }
@@ -298,75 +274,13 @@ def resolve_server(version: str = DEFAULT_VERSION, *, java: str | None = None) -
 # --------------------------------------------------------------------------- processes
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
-
-
-def _port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(0.5)
-        return s.connect_ex((HOST, port)) == 0
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _read_pid(d: Path) -> int | None:
-    try:
-        return int((d / "server.pid").read_text().strip())
-    except (OSError, ValueError):
-        return None
-
-
 def _is_our_server(pid: int, d: Path) -> bool:
     """True if pid is alive (not a zombie) and is our Neo4j launcher with home d."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    if stat.rsplit(")", 1)[-1].split()[0] in ("Z", "X"):
-        return False
-    args = [a.decode(errors="replace") for a in cmdline]
-    return _MAIN_CLASS in args and str(d) in args
-
-
-def _exited(pid: int) -> bool:
-    """True once pid and all its threads are gone (reaping it if it is our own child)."""
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == pid
-    except ChildProcessError:
-        pass
-    try:
-        threads = os.listdir(f"/proc/{pid}/task")
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] in ("Z", "X") and len(threads) <= 1
-
-
-def log_tail(d: Path | str, lines: int = 40) -> str:
-    try:
-        text = (Path(d) / "server.log").read_text(errors="replace")
-    except OSError:
-        return "(no server.log)"
-    return "\n".join(text.splitlines()[-lines:])
+    return proc.runs_with_args(pid, (_MAIN_CLASS, str(d)))
 
 
 def _write_env_sh(info: ServerInfo) -> None:
-    where = shlex.quote(str(info.dir / "env.sh"))
-    body = f"# generated by scripts/neo4j_server.py; source it: . {where}\n"
-    for k, v in info.env().items():
-        body += f"export {k}={shlex.quote(v)}\n"
-    (info.dir / "env.sh").write_text(body)
+    proc.write_env_sh(info, "neo4j_server.py")
 
 
 def _ready_in_log(log: Path, offset: int) -> bool:
@@ -389,7 +303,7 @@ def _wait_ready(info: ServerInfo, timeout: float, t0: float, log_offset: int) ->
     last: BaseException | None = None
     deadline = t0 + timeout
     while time.monotonic() < deadline:
-        if _exited(info.pid):
+        if proc.exited(info.pid):
             raise ServerError(
                 f"Neo4j (pid {info.pid}) exited during startup; tail of {log}:\n"
                 + log_tail(info.dir)
@@ -422,18 +336,17 @@ def _wait_ready(info: ServerInfo, timeout: float, t0: float, log_offset: int) ->
 def server_status(dir: Path | str | None = None) -> ServerInfo | None:
     """The running server's info, or None if no server of ours is running on dir."""
     d = Path(dir or default_dir()).resolve()
-    pid = _read_pid(d)
-    if pid is None or not _is_our_server(pid, d):
-        return None
-    meta = _read_json(d / "server.json")
-    return ServerInfo(
-        dir=d,
-        pid=pid,
-        bolt_port=int(meta.get("bolt_port", DEFAULT_BOLT_PORT)),
-        http_port=int(meta.get("http_port", DEFAULT_HTTP_PORT)),
-        password=str(meta.get("password", DEFAULT_PASSWORD)),
-        version=str(meta.get("version", DEFAULT_VERSION)),
+    fields = proc.running_fields(
+        d,
+        _is_our_server,
+        {
+            "bolt_port": DEFAULT_BOLT_PORT,
+            "http_port": DEFAULT_HTTP_PORT,
+            "password": DEFAULT_PASSWORD,
+            "version": DEFAULT_VERSION,
+        },
     )
+    return None if fields is None else ServerInfo(**fields)
 
 
 def start_server(
@@ -465,34 +378,16 @@ def start_server(
     leave it off.
     """
     d = Path(dir or default_dir()).resolve()
-    d.mkdir(parents=True, exist_ok=True)
-    running = server_status(d)
-    if running is not None:
-        raise ServerError(
-            f"a Neo4j server is already running on {d} (pid {running.pid}, "
-            f"{running.bolt_uri}); stop it first"
-        )
-    prev = _read_json(d / "server.json")
+    proc.claim_dir(d, server_status, "a Neo4j server")
+    prev = proc.read_json(d / "server.json")
     version = version or str(prev.get("version", DEFAULT_VERSION))
-    if bolt_port is None:
-        bolt_port = int(prev.get("bolt_port", DEFAULT_BOLT_PORT))
-    if http_port is None:
-        http_port = int(prev.get("http_port", 0 if bolt_port == 0 else DEFAULT_HTTP_PORT))
     if password is None:
         password = str(prev.get("password", DEFAULT_PASSWORD))
     if len(password) < 8:
         raise ServerError("Neo4j requires a password of at least 8 characters")
-    if bolt_port == 0:
-        bolt_port = _free_port()
-    if http_port == 0:
-        http_port = _free_port()
-        while http_port == bolt_port:
-            http_port = _free_port()
-    for name, port in (("bolt", bolt_port), ("http", http_port)):
-        if _port_in_use(port):
-            raise ServerError(
-                f"{name} port {port} on {HOST} is already in use (try --{name}-port 0)"
-            )
+    bolt_port, http_port = proc.choose_ports(
+        prev, bolt_port, http_port, default_bolt=DEFAULT_BOLT_PORT, default_http=DEFAULT_HTTP_PORT
+    )
 
     resolved = resolve_server(version, java=java)  # minutes the first time: not timed
     t0 = time.monotonic()
@@ -502,46 +397,20 @@ def start_server(
         flags.append("-Dorg.neo4j.shaded.lucene9.vectorization.upperJavaFeatureVersion=25")
     cp = f"{resolved['lib']}/*{os.pathsep}{resolved['classes']}"
     cmd = [resolved["java"], *flags, "-cp", cp, _MAIN_CLASS, str(d), str(bolt_port), str(http_port)]
-    (d / "server.json").write_text(
-        json.dumps(
-            {
-                "version": version,
-                "bolt_port": bolt_port,
-                "http_port": http_port,
-                "password": password,
-            },
-            indent=2,
-        )
-        + "\n"
+    proc.write_json(
+        d / "server.json",
+        {"version": version, "bolt_port": bolt_port, "http_port": http_port, "password": password},
     )
-    log_path = d / "server.log"
-    with open(log_path, "ab") as log:
-        log.write(
-            f"\n==== neo4j_server.py start {time.strftime('%Y-%m-%dT%H:%M:%S')} "
-            f"Neo4j {version} on Java {resolved['java_feature']} ====\n".encode()
-        )
-        offset = log.tell()
+    offset = proc.append_log_header(
+        d / "server.log",
+        f"neo4j_server.py start {time.strftime('%Y-%m-%dT%H:%M:%S')} "
+        f"Neo4j {version} on Java {resolved['java_feature']}",
+    )
     env = dict(os.environ, NEO4J_PASSWORD=password, NEO4J_PAGECACHE=pagecache)
     if stable_plans:
         extra = [env.get("NEO4J_EXTRA_CONF", ""), _STABLE_PLANS_CONF]
         env["NEO4J_EXTRA_CONF"] = ";".join(line for line in extra if line)
-    launcher = subprocess.run(
-        ["/bin/sh", "-c", _LAUNCH_SH, "sh", str(log_path), *cmd],
-        cwd=d,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        start_new_session=True,
-        check=False,
-    )
-    try:
-        pid = int(launcher.stdout.strip())
-    except ValueError:
-        raise ServerError(
-            f"could not launch Neo4j (sh rc {launcher.returncode}): {launcher.stderr.strip()}"
-        ) from None
-    (d / "server.pid").write_text(f"{pid}\n")
+    pid = proc.launch(cmd, d, "Neo4j", env)
     info = ServerInfo(
         dir=d,
         pid=pid,
@@ -550,20 +419,9 @@ def start_server(
         password=password,
         version=version,
     )
-    try:
-        _wait_ready(info, timeout, t0, offset)
-    except BaseException:
-        if not _exited(pid):
-            os.kill(pid, signal.SIGKILL)
-            deadline = time.monotonic() + 30
-            while not _exited(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
-        (d / "server.pid").unlink(missing_ok=True)
-        if prev:
-            (d / "server.json").write_text(json.dumps(prev, indent=2) + "\n")
-        raise
-    _write_env_sh(info)
-    return dataclasses.replace(info, startup_seconds=round(time.monotonic() - t0, 2))
+    return proc.finish_start(
+        info, prev, t0, lambda: _wait_ready(info, timeout, t0, offset), _write_env_sh
+    )
 
 
 def stop_server(
@@ -575,103 +433,63 @@ def stop_server(
     SIGKILL straight away, like a crash. Returns False if nothing of ours was running. Only a
     process whose command line is our launcher with home dir is signalled.
     """
-    d = Path(dir or default_dir()).resolve()
-    pid = _read_pid(d)
-    if pid is None or not _is_our_server(pid, d):
-        (d / "server.pid").unlink(missing_ok=True)
-        return False
-    os.kill(pid, signal.SIGKILL if kill else signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    escalated = kill
-    while not _exited(pid):
-        if time.monotonic() > deadline:
-            if escalated:
-                raise ServerError(f"Neo4j pid {pid} survived SIGKILL")
-            os.kill(pid, signal.SIGKILL)
-            escalated = True
-            deadline = time.monotonic() + 10
-        time.sleep(0.1)
-    (d / "server.pid").unlink(missing_ok=True)
-    meta = _read_json(d / "server.json")
-    ports = [int(meta[k]) for k in ("bolt_port", "http_port") if k in meta]
-    deadline = time.monotonic() + 10
-    while any(_port_in_use(p) for p in ports) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return True
+    return proc.stop_process(
+        Path(dir or default_dir()).resolve(), _is_our_server, "Neo4j", kill=kill, timeout=timeout
+    )
 
 
 # --------------------------------------------------------------------------- CLI
 
 
 def _main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("start", "stop", "status", "fetch"):
-        sp = sub.add_parser(name)
-        if name != "fetch":
-            sp.add_argument(
-                "--dir", type=Path, default=default_dir(), help="data dir (default: .neo4j/)"
-            )
-        if name in ("start", "fetch"):
-            sp.add_argument(
-                "--version", default=None, help=f"Neo4j version (default {DEFAULT_VERSION})"
-            )
-            sp.add_argument("--java", default=None, help="java binary (default: found)")
-        if name == "start":
-            sp.add_argument("--bolt-port", type=int, default=None, help="0 = a free port")
-            sp.add_argument("--http-port", type=int, default=None, help="0 = a free port")
-            sp.add_argument(
-                "--password", default=None, help=f"neo4j's password (default {DEFAULT_PASSWORD!r})"
-            )
-            sp.add_argument("--heap", default="1g", help="JVM heap (default 1g)")
-            sp.add_argument("--pagecache", default="256m", help="page cache (default 256m)")
-            sp.add_argument("--timeout", type=float, default=READY_TIMEOUT_S)
-            sp.add_argument(
-                "--stable-plans",
-                action="store_true",
-                help="keep each query plan for the server's life (test suites; not benchmarks)",
-            )
-        if name == "stop":
-            sp.add_argument("--kill", action="store_true", help="SIGKILL, not a clean shutdown")
-    a = p.parse_args(argv)
-    try:
-        if a.cmd == "fetch":
-            found = resolve_server(a.version or DEFAULT_VERSION, java=a.java)
-            print(json.dumps({k: str(v) for k, v in found.items()}, indent=2))
-            return 0
-        if a.cmd == "start":
-            info = start_server(
-                a.dir,
-                bolt_port=a.bolt_port,
-                http_port=a.http_port,
-                password=a.password,
-                version=a.version,
-                heap=a.heap,
-                pagecache=a.pagecache,
-                java=a.java,
-                timeout=a.timeout,
-                stable_plans=a.stable_plans,
-            )
-            print(
-                f"Neo4j {info.version} ready in {info.startup_seconds:.1f}s: pid {info.pid}, "
-                f"{info.bolt_uri} (user {info.user}; Browser {info.browser_url})"
-            )
-            print(f"source {info.dir / 'env.sh'} for the GRAPHMEM_TEST_BOLT_* variables")
-            return 0
-        if a.cmd == "stop":
-            stopped = stop_server(a.dir, kill=a.kill)
-            print("stopped" if stopped else f"no server running on {a.dir.resolve()}")
-            return 0
-        running = server_status(a.dir)
-        if running is None:
-            print(json.dumps({"running": False, "dir": str(a.dir.resolve())}))
-            return 1
-        status = {"running": True, "pid": running.pid, "dir": str(running.dir), **running.env()}
-        print(json.dumps(status, indent=2))
-        return 0
-    except ServerError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    p, sub, commands = proc.cli_parser(
+        (__doc__ or "").split("\n\n")[0],
+        default_dir(),
+        dir_help="data dir (default: .neo4j/)",
+        kill_help="SIGKILL, not a clean shutdown",
+    )
+    fetch = sub.add_parser("fetch")
+    for sp in (commands["start"], fetch):
+        sp.add_argument(
+            "--version", default=None, help=f"Neo4j version (default {DEFAULT_VERSION})"
+        )
+        sp.add_argument("--java", default=None, help="java binary (default: found)")
+    start = commands["start"]
+    start.add_argument("--bolt-port", type=int, default=None, help="0 = a free port")
+    start.add_argument("--http-port", type=int, default=None, help="0 = a free port")
+    start.add_argument(
+        "--password", default=None, help=f"neo4j's password (default {DEFAULT_PASSWORD!r})"
+    )
+    start.add_argument("--heap", default="1g", help="JVM heap (default 1g)")
+    start.add_argument("--pagecache", default="256m", help="page cache (default 256m)")
+    start.add_argument("--timeout", type=float, default=READY_TIMEOUT_S)
+    start.add_argument(
+        "--stable-plans",
+        action="store_true",
+        help="keep each query plan for the server's life (test suites; not benchmarks)",
+    )
+    args = p.parse_args(argv)
+    return proc.run_cli(
+        args,
+        start_server,
+        stop_server,
+        server_status,
+        ready=_ready,
+        commands={"fetch": _fetch_command},
+    )
+
+
+def _ready(info: ServerInfo) -> str:
+    return (
+        f"Neo4j {info.version} ready in {info.startup_seconds:.1f}s: pid {info.pid}, "
+        f"{info.bolt_uri} (user {info.user}; Browser {info.browser_url})"
+    )
+
+
+def _fetch_command(a: argparse.Namespace) -> int:
+    found = resolve_server(a.version or DEFAULT_VERSION, java=a.java)
+    print(json.dumps({k: str(v) for k, v in found.items()}, indent=2))
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 """One group's experience index in memory: numpy columns read from the store's persisted index
 (``store._experience``), topped up with what was written since, never built from records.
 
-A new process reads a group's fixed columns (time, success, text length) in one range read;
-the text postings and field values it ranks by are read per term and per path, the first time
-a recall asks for them, and kept. After a write only the new attempts are read (rows after the
-last ``seq`` held). Every structure is a numpy array or a dict of a few of them, so a large
-group costs its bytes and nothing for Python's garbage collector to walk.
+A new process reads a group's fixed columns (time, success, text length) at once; the text
+postings and field values it ranks by are read per term and per path, the first time a recall
+asks for them, and kept (on SQLite each such column is a pack, a few blobs, plus the rows
+written after it: ``store/sqlite/experience.py``). After a write only the new attempts are
+read (rows after the last ``seq`` held). Every structure is a numpy array or a dict of a few
+of them, so a large group costs its bytes and nothing for Python's garbage collector to walk.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class GroupColumns:
         held = self.seqs.nbytes + self.times.nbytes + self.outcomes.nbytes + self.lengths.nbytes
         held += sum(a.nbytes + b.nbytes for a, b in self.postings.values())
         held += sum(v.nbytes for v in self.vectors.values())
-        return held + sum(v.codes.nbytes for v in self.values.values())
+        return held + sum(v.nbytes for v in self.values.values())
 
     # ------------------------------------------------------------------ reading
     def _append_rows(self, rows: Ints) -> None:
@@ -90,10 +91,19 @@ class GroupColumns:
             self.postings[term] = found
         return found
 
-    def _path_values(self, path: str) -> tuple[Ints, list[Any]]:
-        pairs = self.store.experience_values(self.group_id, path, 0)
-        rows, held = self._rows_of([seq for seq, _ in pairs])
-        return rows[held], [data for (_, data), keep in zip(pairs, held, strict=True) if keep]
+    def _path_values(self, path: str, after: int = 0) -> list[tuple[int, bytes | str]]:
+        """(row, packed values) of the attempts after ``after`` that have ``path`` (those this
+        group holds: a seq read after the rows were, or since removed, is not held)."""
+        column = self.store.experience_values(self.group_id, path, after)
+        rows, held = self._rows_of(column.seqs)
+        return [(row, data) for row, keep, (_, data)
+                in zip(rows.tolist(), held.tolist(), column.pairs(), strict=True) if keep]
+
+    def _numbers(self, path: str, dim: int, after: int) -> tuple[Ints, Floats]:
+        column = self.store.experience_values(self.group_id, path, after)
+        seqs, matrix = column.numbers(dim)
+        rows, held = self._rows_of(seqs)
+        return rows[held], matrix[held]
 
     def vector(self, path: str, dim: int) -> Floats:
         """Every attempt's value at ``path`` as a row of ``dim`` numbers (NaN: missing, or not
@@ -101,8 +111,8 @@ class GroupColumns:
         found = self.vectors.get((path, dim))
         if found is None:
             found = np.full((len(self), dim), np.nan)
-            rows, datas = self._path_values(path)
-            _fill(found, rows, datas, dim)
+            rows, matrix = self._numbers(path, dim, 0)
+            found[rows] = matrix
             self.vectors[(path, dim)] = found
         return found
 
@@ -112,14 +122,11 @@ class GroupColumns:
         found = self.values.get(path)
         if found is None:
             found = FilterColumn(len(self))
-            rows, datas = self._path_values(path)
-            for row, data in zip(rows.tolist(), datas, strict=True):
-                found.set(row, unpack_values(data))
+            found.set_packed(self._path_values(path))
             parent, _, index = path.rpartition(".")
             if parent and index.isdigit():
                 element = int(index)
-                prows, pdatas = self._path_values(parent)
-                for row, data in zip(prows.tolist(), pdatas, strict=True):
+                for row, data in self._path_values(parent):
                     if found.codes[row] < 0 and isinstance(data, bytes) and len(data) > 8 * element:
                         found.set(row, [unpack_values(data)[element]])
             self.values[path] = found
@@ -136,18 +143,12 @@ class GroupColumns:
         for key, old in list(self.vectors.items()):
             path, dim = key
             extra = np.full((grown, dim), np.nan)
-            pairs = self.store.experience_values(self.group_id, path, after)
-            got, held = self._rows_of([seq for seq, _ in pairs])
-            datas = [d for (_, d), keep in zip(pairs, held, strict=True) if keep]
-            _fill(extra, got[held] - start, datas, dim)
+            got, matrix = self._numbers(path, dim, after)
+            extra[got - start] = matrix
             self.vectors[key] = np.vstack([old, extra])
         for path, column in self.values.items():
             column.grow(grown)
-            pairs = self.store.experience_values(self.group_id, path, after)
-            got, held = self._rows_of([seq for seq, _ in pairs])
-            for row, (_, data), keep in zip(got.tolist(), pairs, held, strict=True):
-                if keep:
-                    column.set(row, unpack_values(data))
+            column.set_packed(self._path_values(path, after))
         # A path read through its parent vector is read again whole (rare: element filters).
         for path in [p for p in self.values if p.rpartition(".")[2].isdigit()]:
             del self.values[path]
@@ -187,18 +188,23 @@ class FilterColumn:
             self.distinct.append(values)
         self.codes[row] = code
 
+    @property
+    def nbytes(self) -> int:
+        # The codes, and about 64 bytes for each distinct value held as Python objects.
+        return int(self.codes.nbytes) + 64 * sum(len(v) + 1 for v in self.distinct)
+
+    def set_packed(self, pairs: Sequence[tuple[int, bytes | str]]) -> None:
+        """Each (row, packed values): one decoding per distinct stored value, not per row."""
+        raw: dict[bytes | str, int] = {}
+        for row, data in pairs:
+            code = raw.get(data)
+            if code is None:
+                self.set(row, unpack_values(data))
+                code = raw[data] = int(self.codes[row])
+            self.codes[row] = code
+
     def grow(self, rows: int) -> None:
         self.codes = np.concatenate([self.codes, np.full(rows, -1, dtype=np.int32)])
-
-
-def _fill(out: Floats, rows: Ints, datas: Sequence[Any], dim: int) -> None:
-    """Numeric values of ``dim`` numbers into ``out``'s rows (others stay NaN)."""
-    size = 8 * dim
-    keep = [i for i, d in enumerate(datas) if isinstance(d, bytes) and len(d) == size]
-    if not keep:
-        return
-    joined = b"".join(datas[i] for i in keep)
-    out[rows[keep]] = np.frombuffer(joined, dtype="<f8").reshape(-1, dim)
 
 
 def _backfill(store: GraphStore, group_id: str) -> None:

@@ -62,8 +62,12 @@ __all__ = [
 ]
 
 _MAX_K = 1000
-# Experiences held in memory over all groups; the least recently recalled groups go first.
+# What the in-memory columns may hold over all groups, in attempts and in bytes (numpy
+# buffers, plus an estimate for the distinct values of filter columns); the least recently
+# recalled groups go first, and a group that alone exceeds either is answered from what was
+# read and then dropped (its next recall reads its columns again, from the store's packs).
 _CACHE_ROWS = 200_000
+_CACHE_BYTES = 256 * 2**20
 _K1, _B = 1.2, 0.75
 
 
@@ -129,11 +133,22 @@ class ExperienceRecall:
         held = self._groups.pop(group_id, None)
         group = read_group(self.store, group_id, held)
         self._groups[group_id] = group
-        # The cap counts rows over all groups, the one just read included: a group larger
-        # than the cap is answered from what was read and not kept.
-        while self._groups and sum(len(g) for g in self._groups.values()) > _CACHE_ROWS:
-            self._groups.popitem(last=False)
+        self._trim()
         return group
+
+    def _trim(self) -> None:
+        """Drop the least recently recalled groups until the caps hold; the group just used
+        is the last to go, so one larger than a cap is not kept."""
+        while self._groups and (
+            sum(len(g) for g in self._groups.values()) > _CACHE_ROWS
+            or sum(g.nbytes for g in self._groups.values()) > _CACHE_BYTES
+        ):
+            self._groups.popitem(last=False)
+
+    @property
+    def cached_bytes(self) -> int:
+        """What the held columns cost (``GroupColumns.nbytes`` over the groups held)."""
+        return sum(g.nbytes for g in self._groups.values())
 
     def search(
         self,
@@ -158,6 +173,24 @@ class ExperienceRecall:
         wanted = _query_state(state)
         at = require_aware(as_of, "as_of")
         group = self._group(group_id)
+        try:
+            return self._rank(group, query, wanted, conditions, k, outcome, weights, at,
+                              include_payload)
+        finally:
+            self._trim()  # the columns this recall read lazily count too
+
+    def _rank(
+        self,
+        group: GroupColumns,
+        query: str,
+        wanted: list[tuple[str, npt.NDArray[np.float64]]],
+        conditions: list[Condition],
+        k: int,
+        outcome: str,
+        weights: ExperienceWeights,
+        at: datetime | None,
+        include_payload: bool,
+    ) -> list[Experience]:
         keep = _candidates(group, conditions, outcome, to_ms(at) if at else None)
         if not keep.size:
             return []

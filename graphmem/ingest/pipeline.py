@@ -24,6 +24,7 @@ from ..embeddings.factory import Embedder
 from ..experience.entry import experience_entry
 from ..experience.index import parse_experience, text_view
 from ..extract import ExtractionContext, Extractor
+from ..reconcile.turn_links import link_turn
 from ..retrieve.reads import time_view
 from ..retrieve.retriever import RetrievalConfig, Retriever
 from ..store import GraphStore
@@ -202,6 +203,7 @@ class Ingestor:
                 episode_hash=item.row.content_hash,
             )
             plan.episode_embedding = item.embedding
+            link_turn(reader, plan, item.row, now)
             if item.warnings and plan.episode_status is not None:
                 # Recorded on the episode (its error field, status still extracted): what
                 # the extraction dropped without failing.

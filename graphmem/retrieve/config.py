@@ -45,6 +45,10 @@ class RetrievalConfig:
     time_weight: float = 1.0
     fact_episode_weight: float = 0.5
     episode_n: int = 100
+    # Currentness (retrieve/currentness.py): the UPDATES links between the first
+    # currentness_top episodes (and the turns they link to) order them: the newer value first
+    # for a question about the present, both sides for one about change (0: off).
+    currentness_top: int = 10
     # Length-fair episode scores (retrieve/passages.py): each of the passage_n best full-text
     # candidates' whole score (best = 1) is mixed with its best passage's BM25 score over the
     # candidates' passages of about passage_words words (best = 1): (1 - passage_weight) x

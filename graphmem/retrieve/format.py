@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from .._models import EpisodeRef, FactHit, RecallResult
+from .._models import EpisodeLink, EpisodeRef, FactHit, RecallResult
 from ..store._base import GraphStore, TimeView
 from .config import RawSearch, RetrievalConfig
+from .currentness import order_by_currentness, outdated_turns, stated_only_by
 
 __all__ = ["format_result"]
 
@@ -58,8 +59,14 @@ def format_result(
             support = weight * raw.fact_scores[rec.id]
             for eid in dict.fromkeys(rec.episode_ids):
                 episode_score[eid] = episode_score.get(eid, 0.0) + support
-    best_episodes = sorted(episode_score, key=lambda e: (-episode_score[e], e))[: max(k, 10)]
+    pool = sorted(episode_score, key=lambda e: (-episode_score[e], e))[: 2 * max(k, 10)]
+    near = config.currentness_top
+    # The links of the first episodes and of the returned facts' sources.
+    linked = list(dict.fromkeys([*pool[:near], *episode_ids])) if near > 0 and pool else []
+    turn_links = store.episode_links(linked) if linked else []
+    best_episodes = order_by_currentness(pool, turn_links, query, top=near)[: max(k, 10)]
     records_by_id = {e.id: e for e in store.episodes(list({*episode_ids, *best_episodes}))}
+    shown = set(best_episodes)
 
     def ref(eid: str, with_content: bool) -> EpisodeRef | None:
         ep = records_by_id.get(eid)
@@ -71,6 +78,13 @@ def format_result(
             reference_time=ep.reference_time,
             metadata=ep.metadata,
             content=ep.content if with_content else None,
+            links=[
+                EpisodeLink(kind=lk.kind, src=lk.src, dst=lk.dst, reason=lk.reason)
+                for lk in turn_links
+                if eid in (lk.src, lk.dst) and {lk.src, lk.dst} <= shown
+            ]
+            if with_content
+            else [],
         )
 
     hits: list[FactHit] = []
@@ -102,6 +116,11 @@ def format_result(
                     rows[eid].model_copy(update={"score": round(raw.entity_scores[eid], 6)})
                 )
     episodes = [r for r in (ref(e, True) for e in best_episodes) if r is not None]
+    outdated = outdated_turns(turn_links, query, shown)
+    if outdated:
+        # A fact about what changed, stated only by turns a returned later turn updates, is
+        # the old value: the two turns, linked, say it; the fact would put it first.
+        hits = [h for h in hits if not stated_only_by(h.statement, h.episode_ids, outdated)]
     return RecallResult(
         query=query,
         group_id=group_id,

@@ -6,7 +6,7 @@ Stores know nothing of extraction or temporal rules: the reconciler decides, and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -16,7 +16,9 @@ import numpy.typing as npt
 from .._filters import Condition
 from .._models import EntityRecord, EpisodeRecord, FactRecord
 from .._time import from_ms
-from ._experience import ExperienceCounts, ExperienceEntry
+from ._expand import breadth_first
+from ._experience import ExperienceCounts, ExperienceEntry, ValueColumn
+from ._links import EpisodeLinkRow
 
 __all__ = [
     "PLACEHOLDER",
@@ -174,6 +176,9 @@ class WritePlan:
     links_add: list[LinkRow] = field(default_factory=list)
     links_remove: list[tuple[str, str, str]] = field(default_factory=list)  # kind, src, dst
     mentions: list[tuple[str, str]] = field(default_factory=list)  # episode id, entity id
+    # The episode's link terms (None: left as they are) and its links to other turns.
+    episode_terms: list[str] | None = None
+    episode_links_add: list[EpisodeLinkRow] = field(default_factory=list)
     delete_episode_ids: list[str] = field(default_factory=list)
     delete_fact_ids: list[str] = field(default_factory=list)
     delete_entity_ids: list[str] = field(default_factory=list)
@@ -226,6 +231,14 @@ class StoreReader(Protocol):
         ...
 
     def facts_by_ids(self, fact_ids: Sequence[str]) -> list[FactRow]: ...
+
+    def episodes_sharing_terms(
+        self, group_id: str, terms: Sequence[str], min_shared: int, exclude: str, at: int,
+        limit: int,
+    ) -> list[EpisodeRow]:
+        """The ``limit`` episodes of the group (but ``exclude``) nearest in stated time to
+        ``at`` (then by id) that hold ``min_shared`` of these link terms."""
+        ...
 
     def fact_claims(
         self, fact_ids: Sequence[str]
@@ -330,8 +343,9 @@ class GraphStore(Protocol):
         group builds no Python object per attempt)."""
         ...
 
-    def experience_values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
-        """(seq, packed values) of the attempts after ``after`` that have ``path``."""
+    def experience_values(self, group_id: str, path: str, after: int) -> ValueColumn:
+        """The packed values (``pack_values``) at ``path`` of the attempts after ``after`` that
+        have it, in ``seq`` order, as one ``ValueColumn``."""
         ...
 
     def experience_postings(
@@ -413,6 +427,10 @@ class GraphStore(Protocol):
         """Every SUPERSEDES/CONTRADICTS link with either end in ``fact_ids``."""
         ...
 
+    def episode_links(self, episode_ids: Sequence[str]) -> list[EpisodeLinkRow]:
+        """Every link between episodes (UPDATES) with either end in ``episode_ids``."""
+        ...
+
     def list_facts(
         self,
         group_id: str,
@@ -466,30 +484,3 @@ def episode_record(ep: EpisodeRow) -> EpisodeRecord:
         error=ep.error,
         metadata=ep.metadata,
     )
-
-
-def breadth_first(
-    entity_ids: Sequence[str],
-    hops: int,
-    limit: int,
-    fetch: Callable[[list[str]], Iterable[tuple[str, str, str | None]]],
-) -> list[tuple[str, int, str]]:
-    """The expansion both stores share: ``fetch(entity ids)`` gives the (fact id, subject id,
-    object id) of the facts touching them; returns (fact id, hop, seed entity it came from)."""
-    found: dict[str, tuple[int, str]] = {}
-    frontier: dict[str, str] = {e: e for e in entity_ids}  # entity -> seed it came from
-    seen_entities = set(frontier)
-    for hop in range(1, max(hops, 0) + 1):
-        if not frontier or len(found) >= limit:
-            break
-        next_frontier: dict[str, str] = {}
-        for fact_id, subject_id, object_id in fetch(list(frontier)):
-            via = frontier.get(subject_id) or frontier.get(object_id or "") or ""
-            if fact_id not in found:
-                found[fact_id] = (hop, via)
-            for other in (subject_id, object_id):
-                if other and other not in seen_entities:
-                    seen_entities.add(other)
-                    next_frontier[other] = via
-        frontier = next_frontier
-    return [(fid, hop, via) for fid, (hop, via) in found.items()][:limit]

@@ -26,15 +26,19 @@ from ._base import (
 from ._export_rows import (
     entity_export,
     episode_export,
+    episode_link_export,
     fact_export,
     iso,
     link_export,
     provenance_export,
 )
+from ._links import EPISODE_LINK_KINDS, EpisodeLinkRow
 
 __all__ = ["EPISODE_KINDS", "EPISODE_STATUSES", "EXPORT_TYPES", "LINK_KINDS", "validate_export"]
 
-EXPORT_TYPES = ("episode", "entity", "fact", "provenance", "ending", "link", "mention")
+EXPORT_TYPES = (
+    "episode", "entity", "fact", "provenance", "ending", "link", "mention", "episode_link",
+)
 EPISODE_KINDS = ("message", "text", "json", "event", "fact", "experience", "pin", "feedback")
 EPISODE_STATUSES = ("pending", "extracted", "failed")
 LINK_KINDS = ("SUPERSEDES", "CONTRADICTS")
@@ -240,6 +244,18 @@ def _check_link(r: dict[str, Any], dim: int | None) -> None:
     _time(r, "decided_at")
 
 
+def _check_episode_link(r: dict[str, Any], dim: int | None) -> None:
+    _choice(r, "kind", EPISODE_LINK_KINDS)
+    for name in ("src", "dst", "group_id", "reason"):
+        _text(r, name, empty=name == "reason")
+    if r["src"] == r["dst"]:
+        raise _Bad("dst", "an episode cannot be linked to itself")
+    terms = r.get("terms", [])
+    if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
+        raise _Bad("terms", f"expected a list of words, got {_show(terms)}")
+    _time(r, "decided_at")
+
+
 def _check_mention(r: dict[str, Any], dim: int | None) -> None:
     _text(r, "episode_id")
     _text(r, "entity_id")
@@ -253,6 +269,7 @@ _CHECKS: dict[str, Callable[[dict[str, Any], int | None], None]] = {
     "ending": _check_claimed,
     "link": _check_link,
     "mention": _check_mention,
+    "episode_link": _check_episode_link,
 }
 # The fields each row type may have: what the exporters write.
 _FIELDS = {
@@ -263,6 +280,7 @@ _FIELDS = {
     "ending": set(provenance_export("ending", ProvenanceRow("", ""))),
     "link": set(link_export(LinkRow("", "", "", "", "", 0))),
     "mention": {"type", "episode_id", "entity_id"},  # written by each store
+    "episode_link": set(episode_link_export(EpisodeLinkRow("", "", "", "", "", (), 0))),
 }
 # The references of each row type: (field, the type it names). A row and what it names must
 # be in one group.
@@ -272,6 +290,7 @@ _REFS = {
     "ending": (("fact_id", "fact"), ("episode_id", "episode")),
     "link": (("src", "fact"), ("dst", "fact")),
     "mention": (("episode_id", "episode"), ("entity_id", "entity")),
+    "episode_link": (("src", "episode"), ("dst", "episode")),
 }
 
 

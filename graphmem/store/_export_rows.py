@@ -13,11 +13,13 @@ import numpy as np
 from .._errors import InputError
 from .._time import from_ms, parse_datetime, to_ms
 from ._base import EntityRow, EpisodeRow, FactRow, LinkRow, ProvenanceRow, Vector, WritePlan
+from ._links import EpisodeLinkRow
 
 __all__ = [
     "entity_export",
     "episode_export",
     "episode_from_export",
+    "episode_link_export",
     "fact_export",
     "iso",
     "link_export",
@@ -116,6 +118,19 @@ def link_export(link: LinkRow) -> dict[str, Any]:
         "dst": link.dst,
         "reason": link.reason,
         "decided_by": link.decided_by,
+        "decided_at": iso(link.decided_at),
+    }
+
+
+def episode_link_export(link: EpisodeLinkRow) -> dict[str, Any]:
+    return {
+        "type": "episode_link",
+        "kind": link.kind,
+        "src": link.src,
+        "dst": link.dst,
+        "group_id": link.group_id,
+        "reason": link.reason,
+        "terms": list(link.terms),
         "decided_at": iso(link.decided_at),
     }
 
@@ -219,4 +234,16 @@ def plan_from_export(rows: Sequence[dict[str, Any]]) -> WritePlan:
             )
         elif kind == "mention":
             plan.mentions.append((r["episode_id"], r["entity_id"]))
+        elif kind == "episode_link":
+            plan.episode_links_add.append(
+                EpisodeLinkRow(
+                    kind=r["kind"],
+                    src=r["src"],
+                    dst=r["dst"],
+                    group_id=r["group_id"],
+                    reason=r["reason"],
+                    terms=tuple(r.get("terms") or ()),
+                    decided_at=_ms(r["decided_at"]) or 0,
+                )
+            )
     return plan

@@ -9,7 +9,8 @@ store-agnostic ``export()`` rows so it is the same on SQLite and Neo4j:
   type joins two nodes), with the type again as ``label``: ``SUBJECT_OF`` entity → fact,
   ``OBJECT`` fact → entity, ``FROM_EPISODE`` and ``ENDED_BY`` fact → episode (``span``),
   ``SUPERSEDES`` and ``CONTRADICTS`` newer fact → older fact (``reason``, ``decided_by``,
-  ``decided_at``), ``MENTIONS`` episode → entity.
+  ``decided_at``), ``MENTIONS`` episode → entity, ``UPDATES`` later turn → earlier turn
+  (``reason``, ``terms``, ``decided_at``).
 
 Attributes keep their Python types: times are timezone-aware ``datetime`` objects in UTC (so
 they sort and compare; the GraphML export writes them as ISO-8601 strings), ``confidence`` is a
@@ -178,6 +179,12 @@ def graph_from_rows(
             }))
         elif kind == "mention":
             edges.append((row["episode_id"], row["entity_id"], "MENTIONS", {}))
+        elif kind == "episode_link":
+            edges.append((row["src"], row["dst"], str(row["kind"]), {
+                "reason": row.get("reason"),
+                "terms": list(row.get("terms") or []),
+                **_times(row, ("decided_at",)),
+            }))
     for src, dst, label, data in edges:
         if src in graph and dst in graph:
             graph.add_edge(src, dst, key=label, label=label, **_clean(data))

@@ -12,11 +12,11 @@ from graphmem import GraphMemory, HashEmbedder
 
 BOLT_URI = os.environ.get("NEO4J_URI") or os.environ.get("GRAPHMEM_TEST_BOLT_URI")
 
-requires_bolt = pytest.mark.skipif(
-    not BOLT_URI,
-    reason="no Bolt server configured: run `python scripts/bolt_server.py start --dir .bolt "
-    "--bolt-port 0` and `. .bolt/env.sh` (GRAPHMEM_TEST_BOLT_URI), or set NEO4J_URI",
+NO_BOLT = (
+    "no Bolt server configured: run `python scripts/bolt_server.py start --dir .bolt "
+    "--bolt-port 0` and `. .bolt/env.sh` (GRAPHMEM_TEST_BOLT_URI), or set NEO4J_URI"
 )
+requires_bolt = pytest.mark.skipif(not BOLT_URI, reason=NO_BOLT)
 
 # Record time: when memory learned or stopped believing something (the client clock), which
 # differs between two stores given the same input.

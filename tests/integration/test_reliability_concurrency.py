@@ -20,11 +20,6 @@ result, which is what makes a concurrent run comparable to a sequential one.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -44,20 +39,14 @@ from tests.helpers.reliability import (
     row_counts,
     sqlite_problems,
 )
+from tests.helpers.workers import run_workers, worker_store
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
 
-ROOT = Path(__file__).resolve().parents[2]
-WORKER = ROOT / "tests" / "helpers" / "ingest_worker.py"
 WORKERS, N, DIM = 4, 240, 64
 # ArcadeDB ingests ~150-180 facts/s on 2 cores and 4 writers serialise on the lock node: a
 # smaller corpus keeps a Bolt case well under a minute.
 N_BY_KIND = {"sqlite": N, "bolt": 160}
-BOLT_URI = os.environ.get("NEO4J_URI") or os.environ.get("GRAPHMEM_TEST_BOLT_URI")
-NO_BOLT = (
-    "no Bolt server configured: run `python scripts/bolt_server.py start --dir .bolt "
-    "--bolt-port 0` and `. .bolt/env.sh` (GRAPHMEM_TEST_BOLT_URI), or set NEO4J_URI"
-)
 
 
 def shares(n: int) -> list[list[int]]:
@@ -70,32 +59,10 @@ def shares(n: int) -> list[list[int]]:
     return [sorted(s) for s in out]
 
 
-def wipe_bolt() -> None:
-    from graphmem.store import open_store
-
-    store = open_store(BOLT_URI)
-    store.connect()
-    try:
-        store.wipe_all_for_tests(keep_schema=True)  # type: ignore[attr-defined]
-    finally:
-        store.close()
-
-
 @pytest.fixture
 def store_target(kind: str, tmp_path: Path) -> Iterator[str]:
     """Where the workers write: a SQLite file, or the (wiped) Bolt test server."""
-    if kind == "sqlite":
-        yield str(tmp_path / "concurrent.db")
-        return
-    if not BOLT_URI:
-        pytest.skip(NO_BOLT)
-    # Wiped first, as the `memory` fixture does: a database left with another embedder by an
-    # earlier test would fail the workers' embedder check.
-    wipe_bolt()
-    try:
-        yield BOLT_URI
-    finally:
-        wipe_bolt()
+    yield from worker_store(kind, tmp_path / "concurrent.db")
 
 
 def bolt_counts(target: str, group_id: str) -> dict[str, int]:
@@ -148,52 +115,15 @@ def test_concurrent_ingest_equals_sequential(
     group = f"concurrency-{seed}-{uuid.uuid4().hex[:8]}"
     episodes = corpus(seed, n, group_id=group)
     target = store_target
-    # The schema exists before the workers race (each would migrate otherwise: also fine).
-    GraphMemory(target, embedder=HashEmbedder(DIM)).connect().close()
-    go = tmp_path / "go"
-    procs: list[subprocess.Popen[str]] = []
-    for w, share in enumerate(shares(n)):
-        file = tmp_path / f"worker{w}.json"
-        file.write_text(json.dumps([episodes[i] for i in share]), encoding="utf-8")
-        procs.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    str(WORKER),
-                    "--store",
-                    target,
-                    "--episodes",
-                    str(file),
-                    "--bulk",
-                    str(len(share) // 2),
-                    "--chunk",
-                    "8",
-                    "--dim",
-                    str(DIM),
-                    "--go",
-                    str(go),
-                ],
-                cwd=ROOT,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-    try:
-        for proc in procs:
-            assert proc.stdout is not None
-            assert proc.stdout.readline().strip() == "ready", proc.communicate()[1]
-        go.touch()
-        deadline = time.monotonic() + 100
-        for proc in procs:
-            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            assert proc.returncode == 0, err
-            assert out.strip() == "done"
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    run_workers(
+        tmp_path,
+        target,
+        [[episodes[i] for i in share] for share in shares(n)],
+        bulk_divisor=2,
+        chunk=8,
+        dim=DIM,
+        timeout=100,
+    )
 
     if kind == "sqlite":
         assert sqlite_problems(target) == []  # includes: no duplicate (group, key, type) entity

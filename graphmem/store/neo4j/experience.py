@@ -16,7 +16,7 @@ from neo4j import ManagedTransaction
 
 from ..._models import EpisodeRecord
 from .._base import episode_record
-from .._experience import ExperienceCounts, ExperienceEntry, pack_values
+from .._experience import ExperienceCounts, ExperienceEntry, ValueColumn, pack_values
 from .rows import episode_row, experience_params
 from .runner import BoltRunner, chunks, run
 
@@ -38,13 +38,13 @@ class ExperienceIndex:
         rows = [(int(r["seq"]), int(r["at"]), int(r["success"]), int(r["length"])) for r in found]
         return np.asarray(rows, dtype=np.int64).reshape(-1, 4)
 
-    def values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
+    def values(self, group_id: str, path: str, after: int) -> ValueColumn:
         out: list[tuple[int, Any]] = []
         for r in self._bolt.read("experience/values", group_id=group_id, after=int(after)):
             held = json.loads(r["values"] or "{}").get(path)
             if isinstance(held, list) and held:
                 out.append((int(r["seq"]), pack_values(held)))
-        return out
+        return ValueColumn.from_pairs(out)
 
     def postings(
         self, group_id: str, terms: Sequence[str], after: int

@@ -11,8 +11,15 @@ from typing import Any
 
 from ..._time import to_ms, utcnow
 from .._base import ProvenanceRow
-from .._export import entity_export, episode_export, fact_export, link_export, provenance_export
-from .rows import entity_row, episode_row, fact_row, link
+from .._export import (
+    entity_export,
+    episode_export,
+    episode_link_export,
+    fact_export,
+    link_export,
+    provenance_export,
+)
+from .rows import entity_row, episode_link, episode_row, fact_row, link
 from .runner import BoltRunner, run
 from .schema import Schema
 
@@ -72,6 +79,8 @@ class Maintenance:
             yield link_export(link(r))
         for r in stream("export/mentions", group_id=group_id):
             yield {"type": "mention", "episode_id": r["episode_id"], "entity_id": r["entity_id"]}
+        for r in stream("export/episode_links", group_id=group_id):
+            yield episode_link_export(episode_link(r))
 
     def wipe(self, *, keep_schema: bool = False) -> int:
         """Delete every node and relationship of the database, in batches (schema is kept;

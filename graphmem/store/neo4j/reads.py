@@ -12,7 +12,16 @@ from typing import Any
 from ..._filters import Condition, driving, equal_texts
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
 from .._base import EpisodeRow, LinkRow, TimeView, breadth_first, episode_record
-from .rows import cypher_condition, episode_row, fact_record, link, link_order, view_params
+from .._links import EpisodeLinkRow
+from .rows import (
+    cypher_condition,
+    episode_link,
+    episode_row,
+    fact_record,
+    link,
+    link_order,
+    view_params,
+)
 from .runner import BoltRunner, chunks
 from .tx_reader import TxReader
 
@@ -154,6 +163,14 @@ class Reads:
                 found = link(row)
                 out[(found.kind, found.src, found.dst)] = found
         return sorted(out.values(), key=link_order)
+
+    def episode_links(self, episode_ids: Sequence[str]) -> list[EpisodeLinkRow]:
+        out: dict[tuple[str, str, str], EpisodeLinkRow] = {}
+        for chunk in chunks(list(dict.fromkeys(episode_ids))):
+            for row in self._bolt.read("episodes/links_touching", ids=list(chunk)):
+                found = episode_link(row)
+                out[(found.kind, found.src, found.dst)] = found
+        return sorted(out.values(), key=lambda lk: (lk.kind, lk.src, lk.dst))
 
     def list_facts(
         self,

@@ -22,6 +22,7 @@ from ..._models import FactRecord
 from ..._time import from_ms
 from .._base import EntityRow, EpisodeRow, FactRow, LinkRow, TimeView, Vector
 from .._experience import ExperienceEntry
+from .._links import EpisodeLinkRow
 from .._vectors import quantize
 from .search import group_token
 
@@ -31,6 +32,7 @@ __all__ = [
     "cypher_condition",
     "entity_params",
     "entity_row",
+    "episode_link",
     "episode_params",
     "episode_row",
     "episode_speaker",
@@ -182,6 +184,18 @@ def link(row: Record | dict[str, Any]) -> LinkRow:
         dst=row["dst"],
         reason=row["reason"],
         decided_by=row["decided_by"],
+        decided_at=int(row["decided_at"]),
+    )
+
+
+def episode_link(row: Record | dict[str, Any]) -> EpisodeLinkRow:
+    return EpisodeLinkRow(
+        kind=row["kind"],
+        src=row["src"],
+        dst=row["dst"],
+        group_id=row["group_id"],
+        reason=row["reason"],
+        terms=tuple(row["terms"] or ()),
         decided_at=int(row["decided_at"]),
     )
 

@@ -37,6 +37,25 @@ class TxReader:
         ordered = [out[i] for i in sorted(out)]
         return sorted(ordered, key=lambda e: e.created_at)
 
+    def episodes_sharing_terms(
+        self, group_id: str, terms: Sequence[str], min_shared: int, exclude: str, at: int,
+        limit: int,
+    ) -> list[EpisodeRow]:
+        wanted = sorted(set(terms))
+        if not wanted:
+            return []
+        rows = run(
+            self.tx,
+            "episodes/sharing_terms",
+            group_id=group_id,
+            terms=wanted,
+            min_shared=min_shared,
+            exclude=exclude,
+            at=at,
+            limit=limit,
+        )
+        return [episode_row(r["e"]) for r in rows]
+
     def timelines(
         self,
         group_id: str,

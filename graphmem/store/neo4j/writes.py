@@ -278,6 +278,24 @@ class Writes:
                 id=plan.episode_id,
                 embedding=stored_list(plan.episode_embedding),
             )
+        if plan.episode_id is not None and plan.episode_terms is not None:
+            run(tx, "episodes/link_terms_set", id=plan.episode_id, terms=list(plan.episode_terms))
+        if plan.episode_links_add:
+            run(
+                tx,
+                "episodes/links_add",
+                rows=[
+                    {
+                        "src": lk.src,
+                        "dst": lk.dst,
+                        "group_id": lk.group_id,
+                        "reason": lk.reason,
+                        "terms": list(lk.terms),
+                        "decided_at": int(lk.decided_at),
+                    }
+                    for lk in plan.episode_links_add
+                ],
+            )
         if plan.episode_id is not None and plan.episode_status is not None:
             status, extractor, error = plan.episode_status
             run(

@@ -17,6 +17,7 @@ from .._base import EpisodeRow, episode_record
 from .._experience import (
     ExperienceCounts,
     ExperienceEntry,
+    ValueColumn,
     pack_values,
 )
 from .rows import chunks, episode_row, qmarks
@@ -34,7 +35,10 @@ def _columns(row: Any, width: int) -> npt.NDArray[np.int64]:
 if TYPE_CHECKING:
     from .db import SQLiteDB
 
-__all__ = ["ExperienceIndex", "write_entry"]
+__all__ = ["PACK_MIN", "ExperienceIndex", "write_entry"]
+
+# A whole-column read that met at least this many rows not yet packed packs the column.
+PACK_MIN = 1000
 
 
 def write_entry(
@@ -68,7 +72,13 @@ def write_entry(
 
 
 class ExperienceIndex:
-    """Reads (and the backfill write) of the experience index."""
+    """Reads (and the backfill write) of the experience index.
+
+    A whole-column read (``after == 0``) takes the column's pack (migration 7: the column up to
+    some seq as a few blobs) and the rows after it; when those rows are many (``PACK_MIN``) the
+    pack is written again to cover them, so a new process reads a large group's columns as
+    blobs, not row by row. Packs are a derived copy: removing an entry drops its group's packs.
+    """
 
     def __init__(self, db: SQLiteDB) -> None:
         self._db = db
@@ -87,6 +97,51 @@ class ExperienceIndex:
         episodes, indexed = found if found is not None else (0, 0)
         return ExperienceCounts(int(indexed), int(last), int(episodes))
 
+    # ------------------------------------------------------------------ packs
+    def _removed(self) -> int:
+        row = self._db.fetch_one("SELECT removed FROM experience_removals WHERE id = 0")
+        return int(row[0]) if row is not None else 0
+
+    def _pack(self, group_id: str, name: str) -> tuple[int, bytes, bytes, bytes] | None:
+        row = self._db.fetch_one(
+            "SELECT upto, seqs, sizes, data FROM experience_packs WHERE group_id = ? AND name = ?",
+            (group_id, name),
+        )
+        return None if row is None else (int(row[0]), row[1], row[2], row[3])
+
+    def _save_pack(
+        self, group_id: str, name: str, removed: int, seqs: npt.NDArray[np.int64],
+        sizes: bytes, data: bytes,
+    ) -> None:
+        """Write a pack if nothing was removed since the read began (``removed``); a cache, so
+        a store that is busy (another writer), read-only or failing is simply not packed."""
+        db = self._db
+        if db.read_only or not seqs.size:
+            return
+        with db.lock:
+            conn = db.conn
+            if conn.in_transaction:
+                return
+            try:
+                conn.execute("PRAGMA busy_timeout = 0")  # never wait on a writer for a cache
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error:
+                conn.execute("PRAGMA busy_timeout = 60000")
+                return
+            try:
+                if self._removed() == removed:
+                    conn.execute(
+                        "INSERT OR REPLACE INTO experience_packs VALUES (?,?,?,?,?,?)",
+                        (group_id, name, int(seqs[-1]), seqs.astype("<i8").tobytes(), sizes,
+                         data),
+                    )
+                conn.execute("COMMIT")
+            except sqlite3.Error:
+                conn.execute("ROLLBACK")
+            finally:
+                conn.execute("PRAGMA busy_timeout = 60000")
+
+    # ------------------------------------------------------------------ columns
     def rows(self, group_id: str, after: int) -> npt.NDArray[np.int64]:
         if after > 0:  # a top-up: a few rows
             found = self._db.fetch_all(
@@ -95,22 +150,58 @@ class ExperienceIndex:
                 (group_id, after),
             )
             return np.asarray(found, dtype=np.int64).reshape(-1, 4)
-        # A whole group: each column as one text SQLite joins and numpy parses, not a Python
-        # tuple per attempt (at 100,000 attempts the tuples cost more than the read).
+        removed = self._removed()
+        pack = self._pack(group_id, "rows")
+        start = 0
+        packed = np.zeros((0, 4), dtype=np.int64)
+        if pack is not None:
+            start, seqs, _, data = pack
+            packed = np.column_stack([
+                np.frombuffer(seqs, dtype="<i8"), np.frombuffer(data, dtype="<i8").reshape(-1, 3)
+            ]).astype(np.int64)
+        # The rows after the pack: each column as one text SQLite joins and numpy parses, not
+        # a Python tuple per attempt.
         row = self._db.fetch_one(
             "SELECT count(*), group_concat(seq), group_concat(at), group_concat(success), "
             "group_concat(length) FROM (SELECT seq, at, success, length FROM experiences "
-            "INDEXED BY experiences_group WHERE group_id = ? ORDER BY seq)",
-            (group_id,),
+            "INDEXED BY experiences_group WHERE group_id = ? AND seq > ? ORDER BY seq)",
+            (group_id, start),
         )
-        return _columns(row, 4)
+        tail = _columns(row, 4)
+        out = np.concatenate([packed, tail]) if len(packed) else tail
+        if len(tail) >= PACK_MIN:
+            self._save_pack(group_id, "rows", removed, out[:, 0], b"",
+                            np.ascontiguousarray(out[:, 1:]).astype("<i8").tobytes())
+        return out
 
-    def values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
-        return self._db.fetch_all(
-            "SELECT seq, data FROM experience_values WHERE group_id = ? AND path = ? "
-            "AND seq > ? ORDER BY seq",
+    def values(self, group_id: str, path: str, after: int) -> ValueColumn:
+        whole = after == 0
+        removed = self._removed() if whole else 0
+        pack = self._pack(group_id, f"v:{path}") if whole else None
+        packed: ValueColumn | None = None
+        if pack is not None:
+            after, seqs, sizes, data = pack
+            packed = ValueColumn(np.frombuffer(seqs, dtype="<i8").astype(np.int64),
+                                 np.frombuffer(sizes, dtype="<i8").astype(np.int64), data)
+        # One row: seqs, sizes (text as -1 - its UTF-8 length) and the data as hex, so SQLite
+        # joins the column and no Python object is made per attempt.
+        row = self._db.fetch_one(
+            "SELECT count(*), group_concat(seq), group_concat(CASE WHEN typeof(data) = 'blob' "
+            "THEN length(data) ELSE -1 - length(CAST(data AS BLOB)) END), "
+            "group_concat(hex(data), '') FROM (SELECT seq, data FROM experience_values "
+            "WHERE group_id = ? AND path = ? AND seq > ? ORDER BY seq)",
             (group_id, path, after),
         )
+        if row is None or not row[0]:
+            tail = ValueColumn(np.zeros(0, np.int64), np.zeros(0, np.int64), b"")
+        else:
+            heads = _columns((row[0], row[1], row[2]), 2)
+            tail = ValueColumn(heads[:, 0].copy(), heads[:, 1].copy(), bytes.fromhex(row[3]))
+        out = ValueColumn.concat([packed, tail] if packed is not None else [tail])
+        if whole and len(tail) >= PACK_MIN:
+            self._save_pack(group_id, f"v:{path}", removed, out.seqs,
+                            out.sizes.astype("<i8").tobytes(), out.data)
+        return out
 
     def postings(
         self, group_id: str, terms: Sequence[str], after: int
@@ -129,13 +220,26 @@ class ExperienceIndex:
                     if term in pairs:
                         pairs[term].append((int(seq), int(tf)))
             return {t: np.asarray(p, dtype=np.int64).reshape(-1, 2) for t, p in pairs.items()}
+        removed = self._removed()
         for term in wanted:
+            pack = self._pack(group_id, f"t:{term}")
+            start = 0
+            packed = np.zeros((0, 2), dtype=np.int64)
+            if pack is not None:
+                start, seqs, _, data = pack
+                packed = np.column_stack([np.frombuffer(seqs, dtype="<i8"),
+                                          np.frombuffer(data, dtype="<i8")]).astype(np.int64)
             row = self._db.fetch_one(
                 "SELECT count(*), group_concat(seq), group_concat(tf) FROM experience_terms "
-                "WHERE group_id = ? AND term = ?",
-                (group_id, term),
+                "WHERE group_id = ? AND term = ? AND seq > ?",
+                (group_id, term, start),
             )
-            out[term] = _columns(row, 2)
+            tail = _columns(row, 2)
+            out[term] = np.concatenate([packed, tail]) if len(packed) else tail
+            if len(tail) >= PACK_MIN:
+                found = out[term]
+                self._save_pack(group_id, f"t:{term}", removed, found[:, 0], b"",
+                                found[:, 1].astype("<i8").tobytes())
         return out
 
     def ids(self, group_id: str, seqs: Sequence[int]) -> dict[int, str]:

@@ -3,6 +3,7 @@ new vector epoch, the WAL), statistics, and export / import."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..._ids import make_id
 from ..._time import to_ms, utcnow
 from .._base import EpisodeRow, LinkRow, ProvenanceRow, StoreReader, WritePlan
+from .._links import EpisodeLinkRow
 from .rows import chunks, entity_row, episode_row, fact_row, qmarks
 
 if TYPE_CHECKING:
@@ -157,6 +159,7 @@ class Maintenance:
             "experiences",
             "experience_values",
             "experience_terms",
+            "experience_packs",
         ):
             out[table] = int(self._db.fetch_one(f"SELECT count(*) FROM {table}")[0])
         for table in ("facts_fts", "entities_fts", "episodes_fts"):
@@ -172,6 +175,7 @@ class Maintenance:
         from .._export import (
             entity_export,
             episode_export,
+            episode_link_export,
             fact_export,
             link_export,
             provenance_export,
@@ -203,6 +207,15 @@ class Maintenance:
             f"SELECT x.* FROM mentions x {join} {fwhere} ORDER BY x.rowid", params
         ):
             yield {"type": "mention", "episode_id": row[0], "entity_id": row[1]}
+        lwhere = "WHERE group_id = ?" if group_id is not None else ""
+        for row in self._db.fetch_all(
+            f"SELECT * FROM episode_links {lwhere} ORDER BY src, dst", params
+        ):
+            yield episode_link_export(
+                EpisodeLinkRow(
+                    row[0], row[1], row[2], row[3], row[4], tuple(json.loads(row[5])), row[6]
+                )
+            )
 
     def import_rows(
         self,

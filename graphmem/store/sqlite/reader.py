@@ -3,6 +3,7 @@ write transaction. ``find_entities`` and a duplicate episode insert use it too."
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
@@ -10,6 +11,15 @@ from .._base import EntityRow, EpisodeRow, FactRow, LinkRow, ProvenanceRow, Time
 from .rows import chunks, entity_row, episode_row, fact_row, qmarks
 
 __all__ = ["Reader", "next_write_seq"]
+
+_TERM_BEFORE = (
+    "SELECT episode_id, at FROM episode_terms WHERE group_id = ? AND term = ? AND at <= ? "
+    "ORDER BY at DESC, episode_id DESC LIMIT ?"
+)
+_TERM_AFTER = (
+    "SELECT episode_id, at FROM episode_terms WHERE group_id = ? AND term = ? AND at > ? "
+    "ORDER BY at, episode_id LIMIT ?"
+)
 
 
 def next_write_seq(conn: sqlite3.Connection) -> int:
@@ -92,6 +102,36 @@ class Reader:
             ).fetchall()
             out.extend(fact_row(r) for r in rows)
         return out
+
+    def episodes_sharing_terms(
+        self, group_id: str, terms: Sequence[str], min_shared: int, exclude: str, at: int,
+        limit: int,
+    ) -> list[EpisodeRow]:
+        # Each term's nearest turns in stated time, on both sides (an index range each): the
+        # work per new turn is bounded however often a word recurs in the group.
+        counts: dict[str, int] = {}
+        when: dict[str, int] = {}
+        for term in sorted(set(terms)):
+            for sql in (_TERM_BEFORE, _TERM_AFTER):
+                for episode_id, stated in self.conn.execute(sql, (group_id, term, at, limit)):
+                    counts[episode_id] = counts.get(episode_id, 0) + 1
+                    when[episode_id] = stated
+        found = [e for e, n in counts.items() if n >= min_shared and e != exclude]
+        found.sort(key=lambda e: (abs(when[e] - at), e))
+        ids = found[:limit]
+        by_id: dict[str, EpisodeRow] = {}
+        for chunk in chunks(ids, 400):
+            # What a link reads of a turn only (not its embedding).
+            for r in self.conn.execute(
+                "SELECT id, group_id, source, kind, content, reference_time, ingested_at, "
+                f"content_hash, metadata FROM episodes WHERE id IN ({qmarks(len(chunk))})",
+                chunk,
+            ):
+                by_id[r[0]] = EpisodeRow(
+                    r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7],
+                    metadata=json.loads(r[8]) if r[8] else {},
+                )
+        return [by_id[e] for e in ids if e in by_id]
 
     def fact_claims(
         self, fact_ids: Sequence[str]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._models import EntityRecord, EpisodeRecord, FactRecord
 from .._base import EpisodeRow, LinkRow, TimeView, breadth_first, episode_record
+from .._links import EpisodeLinkRow
 from .reader import Reader
 from .rows import FACT_SELECT, MAX_VARS, VIEW_SQL, chunks, episode_row, fact_record, qmarks
 
@@ -278,6 +279,21 @@ class Reads:
                 link = LinkRow(row[0], row[1], row[2], row[3], row[4], row[5])
                 out[(link.kind, link.src, link.dst)] = link
         return list(out.values())
+
+    def episode_links(self, episode_ids: Sequence[str]) -> list[EpisodeLinkRow]:
+        out: dict[tuple[str, str, str], EpisodeLinkRow] = {}
+        for chunk in chunks(list(dict.fromkeys(episode_ids)), 400):
+            marks = qmarks(len(chunk))
+            for row in self._db.fetch_all(
+                f"SELECT * FROM episode_links WHERE src IN ({marks}) "
+                f"UNION SELECT * FROM episode_links WHERE dst IN ({marks})",
+                [*chunk, *chunk],
+            ):
+                link = EpisodeLinkRow(
+                    row[0], row[1], row[2], row[3], row[4], tuple(json.loads(row[5])), row[6]
+                )
+                out[(link.kind, link.src, link.dst)] = link
+        return sorted(out.values(), key=lambda lk: (lk.kind, lk.src, lk.dst))
 
     def list_facts(
         self,

@@ -331,6 +331,73 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         END;
         """,
     ),
+    (
+        7,
+        "experience packs: a group's index columns as packed blobs for a new process",
+        # A derived copy of a group's columns (rows, one path's values, one term's postings)
+        # up to a seq, packed as a few blobs, written by a reader that has just read many rows
+        # one by one, so the next new process reads one blob instead. Removing an entry drops
+        # its group's packs and moves ``experience_removals``: a reader that began before a
+        # removal writes no pack (it checks the count has not moved), so a pack never holds an
+        # attempt that is gone.
+        """
+        CREATE TABLE experience_packs (
+            group_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            upto INTEGER NOT NULL,
+            seqs BLOB NOT NULL,
+            sizes BLOB NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (group_id, name)
+        );
+        CREATE TABLE experience_removals (
+            id INTEGER PRIMARY KEY CHECK (id = 0),
+            removed INTEGER NOT NULL
+        );
+        INSERT INTO experience_removals VALUES (0, 0);
+        CREATE TRIGGER experiences_packs_ad AFTER DELETE ON experiences BEGIN
+            UPDATE experience_removals SET removed = removed + 1 WHERE id = 0;
+            DELETE FROM experience_packs WHERE group_id = old.group_id;
+        END;
+        """,
+    ),
+    (
+        8,
+        "links between turns (UPDATES) and each turn's link terms",
+        # A turn's link terms (with its stated time ``at``: a new turn reads the nearest turns
+        # of each term, not all of them) find the turns it may update
+        # (``reconcile/turn_links.py``); the links say which later turn states a new value of
+        # what an earlier one stated. Deleting an episode deletes both (trigger), so forget and
+        # purge leave nothing of it behind.
+        # Turns stored before this migration have no terms: they link from their next
+        # reprocess on.
+        """
+        CREATE TABLE episode_terms (
+            group_id TEXT NOT NULL,
+            term TEXT NOT NULL,
+            at INTEGER NOT NULL,
+            episode_id TEXT NOT NULL,
+            PRIMARY KEY (group_id, term, at, episode_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX episode_terms_episode ON episode_terms (episode_id);
+        CREATE TABLE episode_links (
+            kind TEXT NOT NULL,
+            src TEXT NOT NULL,
+            dst TEXT NOT NULL,
+            group_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            terms TEXT NOT NULL,
+            decided_at INTEGER NOT NULL,
+            PRIMARY KEY (kind, src, dst)
+        ) WITHOUT ROWID;
+        CREATE INDEX episode_links_dst ON episode_links (dst);
+        CREATE INDEX episode_links_src ON episode_links (src);
+        CREATE TRIGGER episode_links_episode_ad AFTER DELETE ON episodes BEGIN
+            DELETE FROM episode_terms WHERE episode_id = old.id;
+            DELETE FROM episode_links WHERE src = old.id OR dst = old.id;
+        END;
+        """,
+    ),
 ]
 
 

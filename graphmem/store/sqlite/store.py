@@ -30,7 +30,8 @@ from .._base import (
     Vector,
     WritePlan,
 )
-from .._experience import ExperienceCounts, ExperienceEntry
+from .._experience import ExperienceCounts, ExperienceEntry, ValueColumn
+from .._links import EpisodeLinkRow
 from .._reembed import EmbeddingItem
 from .._vectors import VectorMatrix
 from .db import SQLiteDB, store_errors
@@ -284,7 +285,7 @@ class SQLiteStore:
     def experience_rows(self, group_id: str, after: int) -> npt.NDArray[np.int64]:
         return self._experience.rows(group_id, after)
 
-    def experience_values(self, group_id: str, path: str, after: int) -> list[tuple[int, Any]]:
+    def experience_values(self, group_id: str, path: str, after: int) -> ValueColumn:
         return self._experience.values(group_id, path, after)
 
     def experience_postings(
@@ -351,6 +352,9 @@ class SQLiteStore:
 
     def links(self, fact_ids: Sequence[str]) -> list[LinkRow]:
         return self._reads.links(fact_ids)
+
+    def episode_links(self, episode_ids: Sequence[str]) -> list[EpisodeLinkRow]:
+        return self._reads.episode_links(episode_ids)
 
     def list_facts(
         self,

@@ -63,6 +63,7 @@ def apply_plan(conn: sqlite3.Connection, plan: WritePlan) -> None:
     if plan.prune_entity_ids:
         _prune(conn, plan)
     _episode(conn, plan)
+    _episode_links(conn, plan)
     if plan.audit is not None:
         _audit(conn, plan.audit)
 
@@ -242,6 +243,37 @@ def _episode(conn: sqlite3.Connection, plan: WritePlan) -> None:
         conn.execute(
             "UPDATE episodes SET embedding = ? WHERE id = ?",
             (to_blob(plan.episode_embedding), plan.episode_id),
+        )
+
+
+def _episode_links(conn: sqlite3.Connection, plan: WritePlan) -> None:
+    if plan.episode_id is not None and plan.episode_terms is not None:
+        row = conn.execute(
+            "SELECT group_id, reference_time FROM episodes WHERE id = ?", (plan.episode_id,)
+        ).fetchone()
+        if row is not None:
+            conn.execute("DELETE FROM episode_terms WHERE episode_id = ?", (plan.episode_id,))
+            conn.executemany(
+                "INSERT OR IGNORE INTO episode_terms VALUES (?,?,?,?)",
+                [(row[0], term, row[1], plan.episode_id) for term in plan.episode_terms],
+            )
+    if plan.episode_links_add:
+        # Both ends must exist: an import names them; ingest read them in this transaction.
+        ids = sorted({e for lk in plan.episode_links_add for e in (lk.src, lk.dst)})
+        present = {
+            r[0]
+            for chunk in chunks(ids)
+            for r in conn.execute(f"SELECT id FROM episodes WHERE id IN ({qmarks(len(chunk))})",
+                                  chunk)
+        }
+        conn.executemany(
+            "INSERT OR IGNORE INTO episode_links VALUES (?,?,?,?,?,?,?)",
+            [
+                (lk.kind, lk.src, lk.dst, lk.group_id, lk.reason, json.dumps(list(lk.terms)),
+                 int(lk.decided_at))
+                for lk in plan.episode_links_add
+                if lk.src in present and lk.dst in present
+            ],
         )
 
 

@@ -1,0 +1,259 @@
+"""Currentness between turns, without an LLM: a later turn that states a new value of a quantity
+an earlier turn of the same speaker stated ("my Zotero library has 45 sources" … "I've added 52
+sources to my Zotero library") UPDATES it.
+
+A quantity is a number (a count, an amount, a percentage, a day of a date, a version) with the
+content words around it (``WINDOW`` on each side, stop words out, lightly stemmed). Two turns are
+linked when one quantity of each has a different value and at least ``MIN_SHARED`` of those words
+in common: the same thing measured twice, with a different result. The later turn (by stated
+time, then id) is the update. Nothing here looks at the other turns of the group, so a link is
+the same whichever of its two turns arrived first, and whatever else is stored.
+
+Kept narrow on purpose: most turns of a long chat share a topic, and a link changes what recall
+ranks first. Restatements (the same value again) and negations are not linked here; facts the
+extractor finds carry their own SUPERSEDES/CONTRADICTS links.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .._text import STOP_WORDS
+from ..store._base import EpisodeRow, GraphStore, StoreReader, WritePlan
+from ..store._links import EpisodeLinkRow
+
+__all__ = [
+    "LINKED_KINDS",
+    "MAX_CANDIDATES",
+    "MAX_QUANTITIES",
+    "MIN_SHARED",
+    "WINDOW",
+    "Quantity",
+    "link_between",
+    "link_terms",
+    "link_turn",
+    "quantities",
+    "relink",
+    "stem",
+    "turn_links",
+]
+
+WINDOW = 12
+MIN_SHARED = 3
+# A turn stating more numbers than this is a table, a worked example or a long explanation, not
+# a statement of a few values (BEAM 100K: user turns state a median of 1, p90 4; assistant
+# replies 16, p90 56; 98 % of the turns holding an updated value state 8 or fewer): such a turn
+# is not linked. It also keeps the work per turn bounded.
+MAX_QUANTITIES = 8
+# Chat turns: statements by a speaker. Documents and logs (``text``) are series of their own (a
+# log of 20,000 "note N" lines would link every line to every other); JSON records and events
+# carry their own fields.
+LINKED_KINDS = frozenset({"message"})
+# A new turn is compared with at most this many stored turns that share its link terms, the
+# nearest in stated time. Below it the links of a group do not depend on arrival order; above
+# it (a speaker repeating the same words with numbers hundreds of times) a pair further apart
+# than the nearest MAX_CANDIDATES is linked only if the later-arriving one found the other.
+# (Each of the turn's words is looked up among its MAX_CANDIDATES nearest turns on each side.)
+MAX_CANDIDATES = 50
+
+_CODE = re.compile(r"```.*?(?:```|$)", re.S)
+_TOKEN = re.compile(r"\$?\d[\d,]*(?:\.\d+)?%?|[^\W\d_][\w'’-]*", re.UNICODE)
+_SUFFIXES = ("ing", "ed", "es", "s", "ly")
+
+
+def stem(word: str) -> str:
+    """A light stem ("sources" → "sourc", "cards" → "card"), the retriever's."""
+    word = word.lower()
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _is_number(token: str) -> bool:
+    return token[0].isdigit() or token[0] == "$"
+
+
+def _is_word(token: str) -> bool:
+    return (
+        not _is_number(token)
+        and len(token) >= 3
+        and token.lower() not in STOP_WORDS
+        and "'" not in token
+        and "’" not in token
+    )
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number as stated ("52", "4700", "78%") and the content words around it."""
+
+    value: str
+    terms: frozenset[str]
+    # Each term's word as written (the first seen), for the link's reason.
+    words: tuple[tuple[str, str], ...] = ()
+    # What it counts: "%", "$", or the word right after it ("52 sources" → "sourc"); "" if none.
+    unit: str = ""
+
+
+def _same_measure(a: Quantity, b: Quantity) -> bool:
+    """Whether two quantities can be two values of one thing: a percentage is not a count,
+    an amount of money is neither, and "15 problems" is not "24 cm"."""
+    if a.unit in ("%", "$") or b.unit in ("%", "$"):
+        return a.unit == b.unit
+    return not a.unit or not b.unit or a.unit == b.unit
+
+
+@lru_cache(maxsize=4096)
+def _quantities(text: str) -> tuple[Quantity, ...]:
+    return tuple(_parse(text))
+
+
+def quantities(text: str) -> list[Quantity]:
+    """The quantities a text states (code blocks left out: their numbers are not claims).
+    Cached by text: a new turn is compared with its nearest turns, mostly the previous one's."""
+    return list(_quantities(text))
+
+
+def _parse(text: str) -> list[Quantity]:
+    tokens = _TOKEN.findall(_CODE.sub(" ", text))
+    out: list[Quantity] = []
+    for i, token in enumerate(tokens):
+        if not _is_number(token):
+            continue
+        near = tokens[max(0, i - WINDOW) : i + WINDOW + 1]
+        words: dict[str, str] = {}
+        for w in near:
+            if _is_word(w):
+                words.setdefault(stem(w), w.lower())
+        if words:
+            value = token.replace(",", "").replace("$", "")
+            unit = "%" if token.endswith("%") else "$" if token.startswith("$") else ""
+            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if not unit and after and not _is_number(after) and after.lower() not in STOP_WORDS:
+                unit = stem(after)  # short units count too: "24 cm", "5 kg"
+            out.append(Quantity(value, frozenset(words), tuple(sorted(words.items())), unit))
+    return out
+
+
+def link_terms(found: Sequence[Quantity]) -> list[str]:
+    """The words a turn's quantities are about (what the store finds candidate turns by); none
+    for a turn of more than ``MAX_QUANTITIES`` quantities."""
+    if len(found) > MAX_QUANTITIES:
+        return []
+    return sorted({t for q in found for t in q.terms})
+
+
+def _speaker(row: EpisodeRow) -> str:
+    who = row.metadata.get("speaker")
+    return str(who).strip().casefold() if who is not None else ""
+
+
+def _later(a: EpisodeRow, b: EpisodeRow) -> bool:
+    """Whether ``a`` was stated after ``b`` (the same time: the larger id, so that the order
+    does not depend on arrival)."""
+    return (a.reference_time, a.id) > (b.reference_time, b.id)
+
+
+def _may_link(a: EpisodeRow, b: EpisodeRow) -> bool:
+    # A turn without a speaker (metadata.speaker) is nobody's statement to update.
+    return (
+        a.id != b.id
+        and a.group_id == b.group_id
+        and a.kind in LINKED_KINDS
+        and b.kind in LINKED_KINDS
+        and _speaker(a) != ""
+        and _speaker(a) == _speaker(b)
+    )
+
+
+def link_between(
+    a: EpisodeRow,
+    a_found: Sequence[Quantity],
+    b: EpisodeRow,
+    b_found: Sequence[Quantity],
+    *,
+    decided_at: int,
+) -> EpisodeLinkRow | None:
+    """The UPDATES link between two turns, or None. Symmetric in (a, b)."""
+    if not _may_link(a, b) or max(len(a_found), len(b_found)) > MAX_QUANTITIES:
+        return None
+    new, new_found, old, old_found = (
+        (a, a_found, b, b_found) if _later(a, b) else (b, b_found, a, a_found)
+    )
+    shared: set[str] = set()
+    said: dict[str, str] = {}
+    changes: list[str] = []
+    for before in old_found:
+        for after in new_found:
+            if before.value == after.value or not _same_measure(before, after):
+                continue
+            common = before.terms & after.terms
+            if len(common) >= MIN_SHARED:
+                shared |= common
+                said.update((t, w) for t, w in after.words if t in common)
+                change = f"{before.value} → {after.value}"
+                if change not in changes:
+                    changes.append(change)
+    if not shared:
+        return None
+    terms = tuple(sorted(shared))
+    shown = sorted(said.get(t, t) for t in terms)
+    reason = f"{', '.join(changes[:3])} ({', '.join(shown[:6])})"
+    return EpisodeLinkRow("UPDATES", new.id, old.id, new.group_id, reason, terms, decided_at)
+
+
+def turn_links(
+    row: EpisodeRow,
+    found: Sequence[Quantity],
+    candidates: Iterable[EpisodeRow],
+    *,
+    decided_at: int,
+) -> list[EpisodeLinkRow]:
+    """The links between ``row`` and each candidate (earlier or later)."""
+    links: list[EpisodeLinkRow] = []
+    for other in candidates:
+        if not _may_link(row, other):
+            continue
+        link = link_between(row, found, other, quantities(other.content), decided_at=decided_at)
+        if link is not None:
+            links.append(link)
+    return links
+
+
+def link_turn(reader: StoreReader, plan: WritePlan, row: EpisodeRow, now: int) -> None:
+    """Inside the episode's write: its link terms, and its links to the group's turns that
+    share at least ``MIN_SHARED`` of them (earlier or later: a late-arriving turn links too)."""
+    if row.kind not in LINKED_KINDS or not _speaker(row):
+        return
+    found = quantities(row.content)
+    terms = link_terms(found)
+    plan.episode_terms = terms
+    if not terms:
+        return
+    candidates = reader.episodes_sharing_terms(
+        row.group_id, terms, MIN_SHARED, row.id, row.reference_time, MAX_CANDIDATES
+    )
+    plan.episode_links_add.extend(turn_links(row, found, candidates, decided_at=now))
+
+
+def relink(store: GraphStore, episode_ids: Sequence[str], now: int) -> None:
+    """The link terms and links of stored turns, computed again (after an import: an export
+    holds the links, not the terms that find the turns a later one may update)."""
+    rows = [r for r in (store.get_episode(i) for i in dict.fromkeys(episode_ids)) if r]
+    turns = [r for r in rows if r.kind in LINKED_KINDS]
+
+    def work(row: EpisodeRow) -> Callable[[StoreReader], WritePlan]:
+        def plan_for(reader: StoreReader) -> WritePlan:
+            plan = WritePlan(episode_id=row.id)
+            if reader.get_episode(row.id) is not None:
+                link_turn(reader, plan, row, now)
+            return plan
+
+        return plan_for
+
+    for start in range(0, len(turns), 200):
+        store.write_many([work(row) for row in turns[start : start + 200]])
