@@ -85,12 +85,12 @@ _READY = "NEO4J_READY"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOLS = REPO_ROOT / "tools" / "neo4j-server"
 
-# What the `neo4j` launcher adds to the JVM (its default server.jvm.additional): without the
-# java.nio opening, vector index population stalls.
 # No replanning when the statistics change (start --stable-plans): a plan is made again only
 # after this long.
 _STABLE_PLANS_CONF = "dbms.cypher.min_replan_interval=1000h"
 
+# What the `neo4j` launcher adds to the JVM (its default server.jvm.additional): without the
+# java.nio opening, vector index population stalls.
 _JVM_FLAGS = [
     "-XX:+UseG1GC",
     "-XX:-OmitStackTraceInFastThrow",
