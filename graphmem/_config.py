@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 
+from ._args import GROUP_ID_MAX_CHARS
 from ._errors import ConfigError
 
 __all__ = ["ENV_VARS", "Settings"]
@@ -38,7 +39,7 @@ ENV_VARS = {
 # What each setting accepts, for error messages.
 _ACCEPTS = {
     "store": "a store URL or path (sqlite:///memory.db, memory.db, neo4j://host:7687)",
-    "group_id": "a non-empty group name",
+    "group_id": f"a non-empty group name of at most {GROUP_ID_MAX_CHARS:,} characters",
     "default_speaker": "a non-empty name",
     "auto_migrate": "true or false",
     "llm_model": "a model name",
@@ -89,7 +90,7 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     store: str | None = None
-    group_id: str = Field(default="default", min_length=1)
+    group_id: str = Field(default="default", min_length=1, max_length=GROUP_ID_MAX_CHARS)
     default_speaker: str = Field(default="user", min_length=1)
     auto_migrate: bool = True
     llm_model: str | None = None

@@ -85,6 +85,10 @@ _READY = "NEO4J_READY"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOLS = REPO_ROOT / "tools" / "neo4j-server"
 
+# No replanning when the statistics change (start --stable-plans): a plan is made again only
+# after this long.
+_STABLE_PLANS_CONF = "dbms.cypher.min_replan_interval=1000h"
+
 # What the `neo4j` launcher adds to the JVM (its default server.jvm.additional): without the
 # java.nio opening, vector index population stalls.
 _JVM_FLAGS = [
@@ -356,6 +360,7 @@ def start_server(
     pagecache: str = "256m",
     java: str | None = None,
     timeout: float = READY_TIMEOUT_S,
+    stable_plans: bool = False,
 ) -> ServerInfo:
     """Start Neo4j with Bolt (and HTTP) on 127.0.0.1 and wait until ``RETURN 1`` works.
 
@@ -364,6 +369,13 @@ def start_server(
     The server runs in its own session, so it outlives the caller; stop it with
     stop_server(dir). Raises ServerError if it is already running, cannot be resolved, or does
     not come up within ``timeout`` seconds.
+
+    ``stable_plans`` keeps each query's plan for the server's life. Neo4j plans a query again
+    once the statistics it was planned with have moved (after 10 s by default), and a test
+    suite that empties and refills a small database moves them all the time: on the 2-core
+    machine that replanning was most of the server's work in the unit suite. Plans stay
+    correct, only possibly slower on data much larger than they were made for, so benchmarks
+    leave it off.
     """
     d = Path(dir or default_dir()).resolve()
     proc.claim_dir(d, server_status, "a Neo4j server")
@@ -395,6 +407,9 @@ def start_server(
         f"Neo4j {version} on Java {resolved['java_feature']}",
     )
     env = dict(os.environ, NEO4J_PASSWORD=password, NEO4J_PAGECACHE=pagecache)
+    if stable_plans:
+        extra = [env.get("NEO4J_EXTRA_CONF", ""), _STABLE_PLANS_CONF]
+        env["NEO4J_EXTRA_CONF"] = ";".join(line for line in extra if line)
     pid = proc.launch(cmd, d, "Neo4j", env)
     info = ServerInfo(
         dir=d,
@@ -448,6 +463,11 @@ def _main(argv: list[str] | None = None) -> int:
     start.add_argument("--heap", default="1g", help="JVM heap (default 1g)")
     start.add_argument("--pagecache", default="256m", help="page cache (default 256m)")
     start.add_argument("--timeout", type=float, default=READY_TIMEOUT_S)
+    start.add_argument(
+        "--stable-plans",
+        action="store_true",
+        help="keep each query plan for the server's life (test suites; not benchmarks)",
+    )
     args = p.parse_args(argv)
     return proc.run_cli(
         args,

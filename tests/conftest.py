@@ -58,7 +58,7 @@ def memory(
 def _wipe(store: object) -> None:
     wipe = getattr(store, "wipe_all_for_tests", None)
     if wipe is not None:
-        wipe()
+        wipe(keep_schema=True)
 
 
 def t(year: int, month: int = 1, day: int = 1) -> datetime:

@@ -31,7 +31,7 @@ def empty_bolt_memory(predicates: Mapping[str, str] | None = None) -> GraphMemor
     assert BOLT_URI
     store = Neo4jStore(BOLT_URI, max_retry_time=5)
     store.connect()
-    store.wipe_all_for_tests()
+    store.wipe_all_for_tests(keep_schema=True)
     mem = GraphMemory(store, embedder=HashEmbedder(64), predicates=predicates)
     mem.connect()
     return mem

@@ -31,7 +31,7 @@ def wipe_bolt() -> None:
     store = open_store(BOLT_URI or "")
     store.connect()
     try:
-        store.wipe_all_for_tests()  # type: ignore[attr-defined]
+        store.wipe_all_for_tests(keep_schema=True)  # type: ignore[attr-defined]
     finally:
         store.close()
 

@@ -30,7 +30,7 @@ def bolt_memory() -> GraphMemory:
     store = Neo4jStore(BOLT_URI, max_retry_time=5)
     mem = GraphMemory(store, embedder=HashEmbedder(64))
     mem.connect()
-    store.wipe_all_for_tests()
+    store.wipe_all_for_tests(keep_schema=True)
     mem.close()
     mem = GraphMemory(Neo4jStore(BOLT_URI, max_retry_time=5), embedder=HashEmbedder(64))
     mem.connect()
@@ -46,7 +46,7 @@ def memories(tmp_path: Path) -> Iterator[tuple[GraphMemory, GraphMemory]]:
     lite.close()
     wipe = getattr(bolt.store, "wipe_all_for_tests", None)
     if wipe is not None:
-        wipe()
+        wipe(keep_schema=True)
     bolt.close()
 
 

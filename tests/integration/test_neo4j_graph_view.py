@@ -29,7 +29,7 @@ def memories(tmp_path: Path) -> Iterator[tuple[GraphMemory, GraphMemory]]:
     bolt = empty_bolt_memory()
     yield lite, bolt
     lite.close()
-    bolt.store.wipe_all_for_tests()  # type: ignore[attr-defined]
+    bolt.store.wipe_all_for_tests(keep_schema=True)  # type: ignore[attr-defined]
     bolt.close()
 
 

@@ -55,11 +55,11 @@ def store() -> Iterator[Neo4jStore]:
     assert BOLT_URI
     s = Neo4jStore(BOLT_URI, max_retry_time=5)
     s.connect()
-    s.wipe_all_for_tests()
+    s.wipe_all_for_tests(keep_schema=True)
     s.migrate()
     s.set_meta("embedder", json.dumps({"name": "test", "dim": DIM}))
     yield s
-    s.wipe_all_for_tests()
+    s.wipe_all_for_tests(keep_schema=True)
     s.close()
 
 
@@ -289,7 +289,7 @@ def test_episode_embedding_is_stored_with_its_plan(
     exported = {r["id"]: r for r in rows if r["type"] == "episode"}
     assert exported[f"{MINE}-ep-3"]["embedding"]  # base64 float32, like facts
     before = store.vector_episodes(MINE, mine[f"{MINE}-ep-3"], 5)
-    store.wipe_all_for_tests()
+    store.wipe_all_for_tests(keep_schema=True)
     store.migrate()
     assert store.import_rows(rows)["episodes"] == 230
     assert list(store.export_rows(None)) == rows

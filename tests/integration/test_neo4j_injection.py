@@ -81,14 +81,14 @@ def memory(
     store = Neo4jStore(BOLT_URI, max_retry_time=5)
     mem = GraphMemory(store, embedder=HashEmbedder(64))
     mem.connect()
-    store.wipe_all_for_tests()
+    store.wipe_all_for_tests(keep_schema=True)
     mem.close()
     mem = GraphMemory(Neo4jStore(BOLT_URI, max_retry_time=5), embedder=HashEmbedder(64))
     mem.connect()
     yield mem
     wipe = getattr(mem.store, "wipe_all_for_tests", None)
     if wipe is not None:
-        wipe()
+        wipe(keep_schema=True)
     mem.close()
 
 

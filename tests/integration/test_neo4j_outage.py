@@ -137,7 +137,7 @@ def test_server_killed_mid_ingest(server: Any, tmp_path: Path) -> None:
         connection_timeout=2,
     )
     store.connect()
-    store.wipe_all_for_tests()
+    store.wipe_all_for_tests(keep_schema=True)
     mem = GraphMemory(store, embedder=HashEmbedder(64))
     mem.connect()
     assert all(r.status == "extracted" for r in mem.add_episodes(records(0, 4)))

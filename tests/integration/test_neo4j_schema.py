@@ -7,6 +7,7 @@ Needs a Bolt server: ``python scripts/bolt_server.py start --dir .bolt --bolt-po
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 
@@ -145,3 +146,39 @@ def test_facade_reports_pending_migrations_without_auto_migrate(store: Neo4jStor
     assert [n.split(":")[0] for n in mem.migrate()] == ["1", "2", "3", "4", "5", "6", "7", "8", "9"]
     mem.connect()
     assert mem.stats()["episodes"] == 0
+
+
+def vector_indexes(store: Neo4jStore) -> dict[str, tuple[object, object]]:
+    """Each graphmem vector index: (its id, which a rebuilt index changes; its size)."""
+    rows = cypher(
+        store,
+        "SHOW INDEXES YIELD name, id, type, options WHERE type = 'VECTOR' "
+        "RETURN name, id, options.indexConfig['vector.dimensions'] AS dim",
+    )
+    return {str(r["name"]): (r["id"], r["dim"]) for r in rows}
+
+
+def test_a_wipe_that_keeps_the_schema_leaves_a_migrated_store(store: Neo4jStore) -> None:
+    """``keep_schema`` keeps the migration records beside the schema: the next connection
+    applies nothing, and the same embedder recorded again keeps the vector indexes (on Neo4j a
+    rebuilt index would make the server plan every query again); another size rebuilds them."""
+    embedder = json.dumps({"name": "hash", "dim": 64})
+    mem = GraphMemory(store, embedder=HashEmbedder(64))
+    mem.connect()
+    mem.add_fact("Alice", "lives_in", "Paris")
+    before = vector_indexes(store)
+    store.wipe_all_for_tests(keep_schema=True)
+    assert list(store.export_rows(None)) == []
+    assert store.get_meta("embedder") is None
+    assert all(m.applied_at is not None for m in store.migration_status())
+    assert store.migrate() == []
+    store.set_meta("embedder", embedder)
+    if store.dialect.name == "neo4j":  # ArcadeDB's sizes are not read back: it rebuilds
+        assert vector_indexes(store) == before
+        assert {dim for _, dim in before.values()} == {64}
+    store.wipe_all_for_tests(keep_schema=True)
+    store.set_meta("embedder", json.dumps({"name": "hash", "dim": 32}))
+    if store.dialect.name == "neo4j":
+        after = vector_indexes(store)
+        assert set(after) == set(before) and {dim for _, dim in after.values()} == {32}
+    mem.add_fact("Alice", "lives_in", "Paris")  # the 32-d store stays usable

@@ -24,7 +24,7 @@ def memory() -> Iterator[GraphMemory]:
     mem = empty_bolt_memory(predicates=s.PREDICATES)
     store = mem.store
     yield mem
-    store.wipe_all_for_tests()
+    store.wipe_all_for_tests(keep_schema=True)
     mem.close()
 
 

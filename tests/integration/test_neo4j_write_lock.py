@@ -40,12 +40,12 @@ def stores() -> Iterator[tuple[Any, Any]]:
     second = neo4j_store.Neo4jStore(BOLT_URI, max_retry_time=20)
     first.connect()
     second.connect()
-    first.wipe_all_for_tests()
+    first.wipe_all_for_tests(keep_schema=True)
     first.migrate()  # the uniqueness constraints
     try:
         yield first, second
     finally:
-        first.wipe_all_for_tests()
+        first.wipe_all_for_tests(keep_schema=True)
         first.close()
         second.close()
 

@@ -43,6 +43,8 @@ def mem(tmp_path: Path) -> GraphMemory:
         (lambda m: m.add_episode("[1, 2]", kind="json"), InputError, "JSON object"),
         (lambda m: m.add_episode("x", metadata={"a": object()}), InputError, "metadata"),
         (lambda m: m.add_episode("x", group_id=""), InputError, "group_id"),
+        (lambda m: m.add_episode("x", group_id="g" * 1025), InputError, "at most 1,024"),
+        (lambda m: m.recall("x", group_id="g" * 1025), InputError, "at most 1,024"),
         (
             lambda m: m.add_episode("x", reference_time=datetime(2024, 1, 1)),
             InputError,

@@ -216,6 +216,8 @@ def test_bad_settings_in_code_are_config_errors() -> None:
         Settings(bulk_chunk="many")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"no setting 'llm_modle' \(known: .*llm_model"):
         Settings(llm_modle="gpt")  # type: ignore[call-arg]
+    with pytest.raises(ConfigError, match=r"group name of at most 1,024 characters"):
+        Settings(group_id="g" * 1025)
     with pytest.raises(ConfigError) as caught:
         Settings(llm_api_key=["sk-secret"])  # type: ignore[arg-type]
     assert "sk-secret" not in str(caught.value) and "llm_api_key" in str(caught.value)

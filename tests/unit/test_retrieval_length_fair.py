@@ -65,7 +65,7 @@ def chat(store_kind: str, tmp_path: Path) -> Iterator[GraphMemory]:
 
         store = open_store(bolt_url())
         store.connect()
-        store.wipe_all_for_tests()  # type: ignore[attr-defined]
+        store.wipe_all_for_tests(keep_schema=True)  # type: ignore[attr-defined]
         mem = GraphMemory(store, embedder=HashEmbedder(64), extractor="rules")
     with mem:
         mem.add_episodes(
@@ -80,7 +80,7 @@ def chat(store_kind: str, tmp_path: Path) -> Iterator[GraphMemory]:
         )
         yield mem
         if store_kind == "bolt":
-            mem.store.wipe_all_for_tests()  # type: ignore[attr-defined]
+            mem.store.wipe_all_for_tests(keep_schema=True)  # type: ignore[attr-defined]
 
 
 def _turns(mem: GraphMemory, query: str, config: RetrievalConfig) -> list[int]:

@@ -76,12 +76,12 @@ def _open_chat(kind: str, path: Path, config: RetrievalConfig) -> Iterator[Graph
 
     store = open_store(bolt_url())
     store.connect()
-    store.wipe_all_for_tests()  # type: ignore[attr-defined]
+    store.wipe_all_for_tests(keep_schema=True)  # type: ignore[attr-defined]
     mem = GraphMemory(store, embedder=HashEmbedder(64), extractor="rules", retrieval=config)
     with mem:
         _add_turns(mem)
         yield mem
-        store.wipe_all_for_tests()  # type: ignore[attr-defined]
+        store.wipe_all_for_tests(keep_schema=True)  # type: ignore[attr-defined]
 
 
 @pytest.fixture

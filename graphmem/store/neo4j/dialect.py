@@ -32,7 +32,7 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +73,8 @@ NOTIFICATION_FILTERS_SINCE = (5, 7)
 
 # Runs one named Cypher file's statements (the store's auto-commit schema runner).
 CypherRunner = Callable[[str, dict[str, Any]], None]
+# Runs one named read query and returns its records (the store's routed read).
+CypherReader = Callable[[str], Sequence[Mapping[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,14 @@ class Dialect:
             run_cypher("schema/drop_vector_indexes", {})
         else:
             run_cypher("schema/vector_indexes", {"dimensions": int(dim)})
+
+    def vector_index_dims(self, read: CypherReader) -> dict[str, int]:
+        """The size of each graphmem vector index the server holds, by index name."""
+        return {
+            str(r["name"]): int(r["dimensions"])
+            for r in read("schema/vector_index_dims")
+            if r["dimensions"] is not None
+        }
 
     def drop_vector_indexes(self, run_cypher: CypherRunner) -> None:
         run_cypher("schema/drop_vector_indexes", {})
@@ -209,6 +219,9 @@ class ArcadeDBDialect(Dialect):
                 f"CREATE INDEX IF NOT EXISTS ON {label} (embedding) LSM_VECTOR "
                 f"METADATA {{dimensions: {dim}, similarity: 'COSINE'}}"
             )
+
+    def vector_index_dims(self, read: CypherReader) -> dict[str, int]:
+        return {}  # not read back: the store rebuilds the indexes whenever it may
 
     def drop_vector_indexes(self, run_cypher: CypherRunner) -> None:
         for label in ("Fact", "Entity", "Episode"):

@@ -187,11 +187,18 @@ class Neo4jStore:
     def set_meta(self, key: str, value: str) -> None:
         self._indexes.set_meta(key, value)
 
-    def wipe_all_for_tests(self) -> int:
-        """Delete every node and relationship of the database (schema is kept). Tests only."""
+    def wipe_all_for_tests(self, *, keep_schema: bool = False) -> int:
+        """Delete every node and relationship of the database. Tests only.
+
+        The schema (constraints and indexes) is kept. Without ``keep_schema`` its migration
+        records go too, so the next ``migrate()`` runs every migration again; with it the
+        database is what a fresh migration leaves, and the next connection changes no schema
+        (on Neo4j a schema change makes the server plan every query again, which is most of a
+        short test's time).
+        """
         self._conversation.forget()
         self._search.forget()
-        return self._maintenance.wipe()
+        return self._maintenance.wipe(keep_schema=keep_schema)
 
     # ------------------------------------------------------------------ writes
     def insert_episode(self, episode: EpisodeRow) -> tuple[EpisodeRow, bool]:
