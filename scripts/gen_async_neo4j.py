@@ -44,7 +44,7 @@ DRIVER_AWAITED = {
 DRIVER_RESULT_OWNERS = {"tx", "session"}  # ``tx.run(...)``: await it, then ``async for``
 DRIVER_CLOSE_OWNERS = {"driver", "self._driver"}
 # Callables handed in that run queries (callbacks): calling one is awaited.
-CALLBACK_NAMES = {"fn", "work", "apply", "run_cypher", "write"}
+CALLBACK_NAMES = {"fn", "work", "apply", "run_cypher", "write", "read"}
 CALLBACK_ATTRIBUTES = {"_read", "_forget_speakers"}
 STREAM_NAMES = {"stream"}  # callables giving the driver's records: ``async for``
 BLOCKING_METHODS = {"sql"}  # blocking HTTP (ArcadeDB's DDL): run in a thread

@@ -34,7 +34,7 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +75,8 @@ NOTIFICATION_FILTERS_SINCE = (5, 7)
 
 # Runs one named Cypher file's statements (the store's auto-commit schema runner).
 CypherRunner = Callable[[str, dict[str, Any]], Awaitable[None]]
+# Runs one named read query and returns its records (the store's routed read).
+CypherReader = Callable[[str], Awaitable[Sequence[Mapping[str, Any]]]]
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,14 @@ class Dialect:
             await run_cypher("schema/drop_vector_indexes", {})
         else:
             await run_cypher("schema/vector_indexes", {"dimensions": int(dim)})
+
+    async def vector_index_dims(self, read: CypherReader) -> dict[str, int]:
+        """The size of each graphmem vector index the server holds, by index name."""
+        return {
+            str(r["name"]): int(r["dimensions"])
+            for r in await read("schema/vector_index_dims")
+            if r["dimensions"] is not None
+        }
 
     async def drop_vector_indexes(self, run_cypher: CypherRunner) -> None:
         await run_cypher("schema/drop_vector_indexes", {})
@@ -211,6 +221,9 @@ class ArcadeDBDialect(Dialect):
                 f"CREATE INDEX IF NOT EXISTS ON {label} (embedding) LSM_VECTOR "
                 f"METADATA {{dimensions: {dim}, similarity: 'COSINE'}}"
             )
+
+    async def vector_index_dims(self, read: CypherReader) -> dict[str, int]:
+        return {}  # not read back: the store rebuilds the indexes whenever it may
 
     async def drop_vector_indexes(self, run_cypher: CypherRunner) -> None:
         for label in ("Fact", "Entity", "Episode"):

@@ -83,13 +83,15 @@ class Maintenance:
         async for r in stream("export/episode_links", group_id=group_id):
             yield episode_link_export(episode_link(r))
 
-    async def wipe(self) -> int:
-        """Delete every node and relationship of the database, in batches (schema is kept).
-        The store's caches are the caller's to drop."""
+    async def wipe(self, *, keep_schema: bool = False) -> int:
+        """Delete every node and relationship of the database, in batches (schema is kept;
+        with ``keep_schema`` its migration records too). The store's caches are the caller's
+        to drop."""
         total = 0
         while True:
             rows = await self._bolt.write_tx(
-                lambda tx: run(tx, "admin/wipe_batch", batch=5000), "wipe the database"
+                lambda tx: run(tx, "admin/wipe_batch", batch=5000, keep_schema=keep_schema),
+                "wipe the database",
             )
             deleted = int(rows[0]["deleted"]) if rows else 0
             total += deleted

@@ -206,14 +206,24 @@ class Schema:
 
     async def _reset_vector_indexes(self, dim: int | None) -> None:
         """A store records its embedder once (or again after a wipe): while no node holds an
-        embedding the vector indexes are rebuilt for this embedder's size; afterwards they stay."""
+        embedding the vector indexes are rebuilt for this embedder's size, unless the server
+        already holds them at that size; afterwards they stay."""
         if dim is None:
             return
         async with self._bolt.lock:
-            if not await self._has_embeddings():
+            if not await self._has_embeddings() and not await self._indexed_for(dim):
                 await self._bolt.dialect.drop_vector_indexes(self._bolt.schema)
                 self.vector_dim = None
             await self.ensure_vector_indexes(dim)
+
+    async def _indexed_for(self, dim: int) -> bool:
+        """Whether the server holds all of the dialect's vector indexes at size ``dim``. The
+        same embedder recorded again then changes no schema: Neo4j plans every query anew
+        after a schema change (tens of milliseconds each)."""
+        dialect = self._bolt.dialect
+        sizes = await dialect.vector_index_dims(self._bolt.read)
+        roles = ("fact_embedding", "entity_embedding", "episode_embedding")
+        return all(sizes.get(dialect.index_name(role)) == dim for role in roles)
 
     async def _vectors_ready(self) -> bool:
         if self.vector_dim is None:

@@ -188,11 +188,18 @@ class AsyncNeo4jStore:
     async def set_meta(self, key: str, value: str) -> None:
         await self._indexes.set_meta(key, value)
 
-    async def wipe_all_for_tests(self) -> int:
-        """Delete every node and relationship of the database (schema is kept). Tests only."""
+    async def wipe_all_for_tests(self, *, keep_schema: bool = False) -> int:
+        """Delete every node and relationship of the database. Tests only.
+
+        The schema (constraints and indexes) is kept. Without ``keep_schema`` its migration
+        records go too, so the next ``migrate()`` runs every migration again; with it the
+        database is what a fresh migration leaves, and the next connection changes no schema
+        (on Neo4j a schema change makes the server plan every query again, which is most of a
+        short test's time).
+        """
         await self._conversation.forget()
         await self._search.forget()
-        return await self._maintenance.wipe()
+        return await self._maintenance.wipe(keep_schema=keep_schema)
 
     # ------------------------------------------------------------------ writes
     async def insert_episode(self, episode: EpisodeRow) -> tuple[EpisodeRow, bool]:
