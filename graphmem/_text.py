@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["STOP_WORDS", "WORD", "fts_words"]
+__all__ = ["STOP_WORDS", "WORD", "fts_words", "light_stem"]
 
 WORD = re.compile(r"\w+", re.UNICODE)
 # Function words: left out of full-text queries (they match everything and say nothing). Also
@@ -36,3 +36,16 @@ def fts_words(text: str) -> list[str]:
     if not words:
         words = WORD.findall(text.lower())
     return list(dict.fromkeys(words))[:32]
+
+
+_SUFFIXES = ("ing", "ed", "es", "s", "ly")
+
+
+def light_stem(word: str) -> str:
+    """A light stem for comparing words ("likes", "liked" → "lik"; "painted" → "paint"): the
+    retriever's query words and the words turn links are about."""
+    word = word.lower()
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word

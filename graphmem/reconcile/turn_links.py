@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .._text import STOP_WORDS
+from .._text import STOP_WORDS, light_stem
 from ..store._base import EpisodeRow, GraphStore, StoreReader, WritePlan
 from ..store._links import EpisodeLinkRow
 
@@ -68,16 +68,9 @@ KEEP = 2
 
 _CODE = re.compile(r"```.*?(?:```|$)", re.S)
 _TOKEN = re.compile(r"\$?\d[\d,]*(?:\.\d+)?%?|[^\W\d_][\w'’-]*", re.UNICODE)
-_SUFFIXES = ("ing", "ed", "es", "s", "ly")
 
 
-def stem(word: str) -> str:
-    """A light stem ("sources" → "sourc", "cards" → "card"), the retriever's."""
-    word = word.lower()
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+stem = light_stem
 
 
 def _is_number(token: str) -> bool:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from .._ids import entity_key
 from .._text import STOP_WORDS as _STOP
-from .._text import fts_words
+from .._text import fts_words, light_stem
 from .._time import to_ms
 
 __all__: list[str] = []  # private to the retriever
@@ -93,16 +93,7 @@ def _periods(query: str) -> list[tuple[int, int]]:
     return out
 
 
-_SUFFIXES = ("ing", "ed", "es", "s", "ly")
-
-
-def _stem(word: str) -> str:
-    """A light stem for comparing words ("likes", "liked" → "lik"; "painted" → "paint")."""
-    word = word.lower()
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+_stem = light_stem
 
 
 def _matches(stem: str, stems: set[str]) -> bool:
