@@ -17,9 +17,13 @@ T0 = datetime(2024, 3, 15, 9, 0, tzinfo=UTC)
 
 # A long assistant reply that holds every word of the question many times, each word in its own
 # part of the reply, and the short user turn that states the answer.
+# The question's words are spread over the reply, a block each, with other words between the
+# blocks: the whole reply holds them all, no one passage holds more than one of them.
 LONG_REPLY = " ".join(
     [f"Plan the sprint board item {i} with care." for i in range(20)]
+    + [f"Track the budget line {i} every week." for i in range(10)]
     + [f"Keep the first draft of note {i} short." for i in range(20)]
+    + [f"Track the budget line {i} every week." for i in range(10, 20)]
     + [f"Tasks {i} should end with a review." for i in range(20)]
 )
 SHORT_USER = "My first sprint ends on March 29."
