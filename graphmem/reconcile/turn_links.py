@@ -224,6 +224,39 @@ def turn_links(
     return links
 
 
+def _links_with_candidates(
+    reader: StoreReader,
+    row: EpisodeRow,
+    found: Sequence[Quantity],
+    terms: Sequence[str],
+    now: int,
+    leave_out: set[str] | frozenset[str] = frozenset(),
+) -> list[tuple[EpisodeLinkRow, int]]:
+    """The links between ``row`` and the stored turns that share its terms (but
+    ``leave_out``), each with the stated time of the other turn."""
+    candidates = [
+        c
+        for c in reader.episodes_sharing_terms(
+            row.group_id, terms, MIN_SHARED, row.id, row.reference_time, MAX_CANDIDATES
+        )
+        if c.id not in leave_out
+    ]
+    when = {c.id: c.reference_time for c in candidates}
+    return [
+        (lk, when[lk.dst if lk.src == row.id else lk.src])
+        for lk in turn_links(row, found, candidates, decided_at=now)
+    ]
+
+
+def _nearest_older(
+    row: EpisodeRow, links: Sequence[tuple[EpisodeLinkRow, int]]
+) -> list[EpisodeLinkRow]:
+    """The ``KEEP`` links from ``row`` to the nearest earlier turns it updates."""
+    older = [(at, lk.dst, lk) for lk, at in links if lk.src == row.id]
+    older.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [lk for _, _, lk in older[:KEEP]]
+
+
 def link_turn(reader: StoreReader, plan: WritePlan, row: EpisodeRow, now: int) -> None:
     """Inside the episode's write: its link terms; its links to the ``KEEP`` nearest earlier
     turns it updates; and, for each later turn that updates it, the link from that turn when
@@ -235,15 +268,9 @@ def link_turn(reader: StoreReader, plan: WritePlan, row: EpisodeRow, now: int) -
     plan.episode_terms = terms
     if not terms:
         return
-    candidates = reader.episodes_sharing_terms(
-        row.group_id, terms, MIN_SHARED, row.id, row.reference_time, MAX_CANDIDATES
-    )
-    when = {c.id: c.reference_time for c in candidates} | {row.id: row.reference_time}
-    links = turn_links(row, found, candidates, decided_at=now)
-    older = [lk for lk in links if lk.src == row.id]
-    older.sort(key=lambda lk: (when[lk.dst], lk.dst), reverse=True)
-    plan.episode_links_add.extend(older[:KEEP])
-    newer = {lk.src: lk for lk in links if lk.dst == row.id}
+    links = _links_with_candidates(reader, row, found, terms, now)
+    plan.episode_links_add.extend(_nearest_older(row, links))
+    newer = {lk.src: lk for lk, _ in links if lk.dst == row.id}
     if not newer:
         return
     kept: dict[str, list[tuple[tuple[int, str], EpisodeLinkRow]]] = {}
@@ -279,18 +306,8 @@ def relink_after_forget(
         if row is None:
             continue
         found = quantities(row.content)
-        terms = link_terms(found)
-        candidates = [
-            c
-            for c in reader.episodes_sharing_terms(
-                row.group_id, terms, MIN_SHARED, row.id, row.reference_time, MAX_CANDIDATES
-            )
-            if c.id not in doomed
-        ]
-        when = {c.id: c.reference_time for c in candidates}
-        older = [lk for lk in turn_links(row, found, candidates, decided_at=now) if lk.src == src]
-        older.sort(key=lambda lk: (when[lk.dst], lk.dst), reverse=True)
-        plan.episode_links_add.extend(older[:KEEP])
+        links = _links_with_candidates(reader, row, found, link_terms(found), now, doomed)
+        plan.episode_links_add.extend(_nearest_older(row, links))
 
 
 def relink(store: GraphStore, episode_ids: Sequence[str], now: int) -> None:
