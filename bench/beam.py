@@ -82,6 +82,9 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "before": {"passage_weight": 0.0, "self_speakers": ()},
     # The UPDATES links between turns left out of the order (retrieve/currentness.py).
     "no_currentness": {"currentness_top": 0},
+    "no_pairs": {"currentness_pairs": 0},
+    "pairs_8": {"currentness_pairs": 8},
+    "pairs_10": {"currentness_pairs": 10},
 }
 
 

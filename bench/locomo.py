@@ -73,6 +73,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "default": {},
     # The UPDATES links between turns left out of the order (retrieve/currentness.py).
     "no_currentness": {"currentness_top": 0},
+    "no_pairs": {"currentness_pairs": 0},
     # Ablations: each part switched off alone.
     "no_expansion": {"use_expansion": False},
     "no_context": {"use_context": False},

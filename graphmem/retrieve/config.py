@@ -49,6 +49,9 @@ class RetrievalConfig:
     # currentness_top episodes (and the turns they link to) order them: the newer value first
     # for a question about the present, both sides for one about change (0: off).
     currentness_top: int = 10
+    # And the first currentness_pairs episodes are compared pairwise at recall (nothing
+    # stored: every pair, read more finely than at ingest; 0: off).
+    currentness_pairs: int = 5
     # Length-fair episode scores (retrieve/passages.py): each of the passage_n best full-text
     # candidates' whole score (best = 1) is mixed with its best passage's BM25 score over the
     # candidates' passages of about passage_words words (best = 1): (1 - passage_weight) x
