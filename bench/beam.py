@@ -82,6 +82,10 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "before": {"passage_weight": 0.0, "self_speakers": ()},
     # The UPDATES links between turns left out of the order (retrieve/currentness.py).
     "no_currentness": {"currentness_top": 0},
+    # A turn lifted by its neighbour no longer brings that neighbour in after it
+    # (retrieve/context.py); and a turn two places away lifted half as much.
+    "no_context_pairs": {"context_pairs": False},
+    "decay_0.5": {"context_decay": 0.5},
 }
 
 
