@@ -348,8 +348,6 @@ def latency_group(
 ) -> dict[str, Any]:
     """Recall wall and CPU time in one group of about ``turns`` turns (whole conversations, one
     after another), default vs ``before``, the same questions interleaved."""
-    folder = cache / f"beam-latency-{turns}-{_signature(data, embedder)}"
-    db = folder / "group.db"
     chosen: list[tuple[str, dict[str, Any]]] = []
     total = 0
     for cid, conv in convs.items():
@@ -357,6 +355,8 @@ def latency_group(
             break
         chosen.append((cid, conv))
         total += len(conversation_items(cid, conv))
+    folder = cache / f"beam-latency-{turns}-{_signature(data, embedder, [c for c, _ in chosen])}"
+    db = folder / "group.db"
     ingest_s = None
     if not (folder / "done").exists():
         shutil.rmtree(folder, ignore_errors=True)
