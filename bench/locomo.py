@@ -74,6 +74,10 @@ CONFIGS: dict[str, dict[str, Any]] = {
     # The UPDATES links between turns left out of the order (retrieve/currentness.py).
     "no_currentness": {"currentness_top": 0},
     "no_pairs": {"currentness_pairs": 0},
+    # A turn lifted by its neighbour no longer brings that neighbour in after it
+    # (retrieve/context.py); and a turn two places away lifted half as much.
+    "no_context_pairs": {"context_pairs": False},
+    "decay_0.5": {"context_decay": 0.5},
     # Ablations: each part switched off alone.
     "no_expansion": {"use_expansion": False},
     "no_context": {"use_context": False},

@@ -39,6 +39,11 @@ class RetrievalConfig:
     context_window: int = 2
     context_n: int = 50
     context_decay: float = 1.0
+    # A turn ranked more by its neighbour's score than by its own (a short user turn beside the
+    # reply that matched, under the first-person cue) brings that neighbour in just below it:
+    # the exchange comes back whole (retrieve/context.py; BEAM 100K summarization R@10
+    # 0.091 -> 0.106, LoCoMo and the LongMemEval sample unchanged, bench/README.md 1d).
+    context_pairs: bool = True
     speaker_weight: float = 0.5
     # x (1 + time_weight) for episodes whose reference time falls in a period the query names
     # ("in August 2023", "on 9 May, 2023", "in 2022"; a day means the week after it too).
