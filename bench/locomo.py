@@ -77,7 +77,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     # A turn lifted by its neighbour no longer brings that neighbour in after it
     # (retrieve/context.py); and a turn two places away lifted half as much.
     "no_context_pairs": {"context_pairs": False},
-    "decay_0.5": {"context_decay": 0.5},
+    "context_pairs": {"context_pairs": True},
+    "decay_0.5": {"context_decay": 0.5, "context_pairs": True},
     # Ablations: each part switched off alone.
     "no_expansion": {"use_expansion": False},
     "no_context": {"use_context": False},

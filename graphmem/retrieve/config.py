@@ -42,8 +42,10 @@ class RetrievalConfig:
     # A turn ranked more by its neighbour's score than by its own (a short user turn beside the
     # reply that matched, under the first-person cue) brings that neighbour in just below it:
     # the exchange comes back whole (retrieve/context.py; BEAM 100K summarization R@10
-    # 0.091 -> 0.106, LoCoMo and the LongMemEval sample unchanged, bench/README.md 1d).
-    context_pairs: bool = True
+    # 0.091 -> 0.106, LoCoMo and the LongMemEval sample unchanged, bench/README.md 1d). Off by
+    # default: with it, a brought-in neighbour pushed a newer value out of the first ten (the
+    # updated-first rate 0.821 -> 0.795), and summarization stays below BM25 either way.
+    context_pairs: bool = False
     speaker_weight: float = 0.5
     # x (1 + time_weight) for episodes whose reference time falls in a period the query names
     # ("in August 2023", "on 9 May, 2023", "in 2022"; a day means the week after it too).

@@ -70,7 +70,7 @@ def _turns(mem: GraphMemory, query: str, config: RetrievalConfig) -> list[int]:
 
 
 def test_the_reply_that_matched_follows_the_turn_it_lifted(chat: GraphMemory) -> None:
-    paired = _turns(chat, QUERY, RetrievalConfig())
+    paired = _turns(chat, QUERY, RetrievalConfig(context_pairs=True))
     assert paired[:2] in ([0, 1], [2, 1])
     # Without pairing both user turns come first and the reply that matched comes third.
     unpaired = _turns(chat, QUERY, RetrievalConfig(context_pairs=False))
@@ -80,7 +80,7 @@ def test_the_reply_that_matched_follows_the_turn_it_lifted(chat: GraphMemory) ->
 
 def test_no_pairing_without_context(chat: GraphMemory) -> None:
     # Without neighbours nothing is lifted, so nothing is paired: the reply leads on its words.
-    config = RetrievalConfig(use_context=False)
+    config = RetrievalConfig(use_context=False, context_pairs=True)
     assert _turns(chat, QUERY, config)[0] == 1
     assert _turns(chat, QUERY, config) == _turns(
         chat, QUERY, RetrievalConfig(use_context=False, context_pairs=False)
