@@ -79,6 +79,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "no_context_pairs": {"context_pairs": False},
     "context_pairs": {"context_pairs": True},
     "decay_0.5": {"context_decay": 0.5, "context_pairs": True},
+    "decay_only_0.5": {"context_decay": 0.5},
     # Ablations: each part switched off alone.
     "no_expansion": {"use_expansion": False},
     "no_context": {"use_context": False},
