@@ -52,7 +52,7 @@ def int8_model(source: str) -> bytes:
     digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
     name = f"minilm-{digest}-{_RECIPE}-ort{ort.__version__}.onnx"
     cached = cache_dir() / name
-    if cached.is_file():
+    with contextlib.suppress(OSError):  # absent, or not readable: built again
         return cached.read_bytes()
     with tempfile.TemporaryDirectory(prefix="graphmem-onnx-") as tmp:
         built = Path(tmp) / name
@@ -64,6 +64,7 @@ def int8_model(source: str) -> bytes:
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
+            os.chmod(partial, 0o644)  # a shared cache folder serves every user
             os.replace(partial, cached)
         finally:
             with contextlib.suppress(OSError):
