@@ -210,10 +210,12 @@ class Tally:
 
 
 # ----------------------------------------------------------------------------- ingest
-def _signature(data: Path, embedder: Embedder) -> str:
+def _signature(data: Path, embedder: Embedder, conversations: Sequence[str]) -> str:
     h = hashlib.sha256()
     h.update(data.read_bytes())
     h.update(f"{embedder.name}|{embedder.dim}|beam-v1".encode())
+    # A run over the first N conversations must not be served, or overwritten, by another's.
+    h.update(",".join(conversations).encode())
     h.update(package_signature().encode())
     return h.hexdigest()[:16]
 
@@ -221,7 +223,7 @@ def _signature(data: Path, embedder: Embedder) -> str:
 def ingest_all(
     convs: dict[str, Any], embedder: Embedder, cache: Path, data: Path
 ) -> tuple[Path, dict[str, Any]]:
-    folder = cache / f"beam-{_signature(data, embedder)}"
+    folder = cache / f"beam-{_signature(data, embedder, list(convs))}"
     info_path = folder / "ingest.json"
     if info_path.exists():
         return folder, json.loads(info_path.read_text())
@@ -252,9 +254,10 @@ def ingest_all(
         "turns_per_s": round(turns / total, 1) if total else None,
     }
     (tmp / "ingest.json").write_text(json.dumps(info, indent=2))
-    if folder.exists():
-        shutil.rmtree(folder)
-    tmp.rename(folder)
+    try:
+        tmp.rename(folder)
+    except OSError:  # another run published the same stores meanwhile: use those
+        shutil.rmtree(tmp, ignore_errors=True)
     return folder, info
 
 

@@ -235,10 +235,14 @@ def make_embedder(name: str) -> Embedder:
 
 
 # ----------------------------------------------------------------------------- ingest cache
-def _signature(data: Path, captions: bool, embedder: Embedder, extractor: str) -> str:
+def _signature(
+    data: Path, captions: bool, embedder: Embedder, extractor: str, samples: Sequence[str]
+) -> str:
     h = hashlib.sha256()
     h.update(data.read_bytes())
     h.update(f"{captions}|{embedder.name}|{embedder.dim}|{extractor}".encode())
+    # A run over the first N conversations must not be served, or overwritten, by another's.
+    h.update(",".join(samples).encode())
     h.update(package_signature().encode())
     return h.hexdigest()[:16]
 
@@ -252,7 +256,7 @@ def ingest_all(
     cache: Path,
     data: Path,
 ) -> tuple[Path, dict[str, Any]]:
-    sig = _signature(data, captions, embedder, extractor)
+    sig = _signature(data, captions, embedder, extractor, [str(s["sample_id"]) for s in samples])
     folder = cache / f"locomo-{sig}"
     info_path = folder / "ingest.json"
     if info_path.exists():
@@ -293,9 +297,10 @@ def ingest_all(
         "turns_per_s": round(turns / total_s, 1) if total_s else None,
     }
     (tmp / "ingest.json").write_text(json.dumps(info, indent=2))
-    if folder.exists():
-        shutil.rmtree(folder)
-    tmp.rename(folder)
+    try:
+        tmp.rename(folder)
+    except OSError:  # another run published the same stores meanwhile: use those
+        shutil.rmtree(tmp, ignore_errors=True)
     return folder, info
 
 

@@ -54,11 +54,20 @@ def _query_stems(query: str) -> set[str]:
 
 
 def order_by_currentness(
-    ranked: Sequence[str], links: Sequence[EpisodeLinkRow], query: str, *, top: int
+    ranked: Sequence[str],
+    links: Sequence[EpisodeLinkRow],
+    query: str,
+    *,
+    top: int,
+    concerning: Sequence[EpisodeLinkRow] = (),
 ) -> list[str]:
-    """``ranked`` (episode ids, best first) reordered by the links that concern ``query``."""
+    """``ranked`` (episode ids, best first) reordered by the links that concern ``query``
+    (those in ``concerning`` are known to, e.g. drawn from a fact the query found)."""
     wanted = _query_stems(query)
-    relevant = [lk for lk in links if len(wanted & set(lk.terms)) >= MIN_QUERY_TERMS]
+    known = set(concerning)
+    relevant = [
+        lk for lk in links if lk in known or len(wanted & set(lk.terms)) >= MIN_QUERY_TERMS
+    ]
     if not relevant:
         return list(ranked)
     if asks_about_change(query):

@@ -8,6 +8,7 @@ from typing import Any
 
 from .._models import EpisodeLink, EpisodeRef, FactHit, RecallResult
 from ..store._base import GraphStore, TimeView
+from ..store._links import EpisodeLinkRow
 from .config import RawSearch, RetrievalConfig
 from .currentness import order_by_currentness, outdated_turns, stated_only_by
 
@@ -64,7 +65,25 @@ def format_result(
     # The links of the first episodes and of the returned facts' sources.
     linked = list(dict.fromkeys([*pool[:near], *episode_ids])) if near > 0 and pool else []
     turn_links = store.episode_links(linked) if linked else []
-    best_episodes = order_by_currentness(pool, turn_links, query, top=near)[: max(k, 10)]
+    # A returned fact that replaced an earlier one (SUPERSEDES) says the same between their
+    # source turns: the newer turn updates the older. The fact matched the query, so the link
+    # concerns it whatever words the query uses.
+    from_facts = [
+        EpisodeLinkRow(
+            "UPDATES", new_ep, old_ep, group_id,
+            f"{history[old_id].statement} → {rec.statement}", (), 0,
+        )
+        for rec in top
+        for old_id in replaced_ids.get(rec.id, [])
+        if old_id in history
+        for new_ep in dict.fromkeys(rec.episode_ids)
+        for old_ep in dict.fromkeys(history[old_id].episode_ids)
+        if new_ep != old_ep
+    ] if near > 0 else []
+    turn_links = [*turn_links, *from_facts]
+    best_episodes = order_by_currentness(
+        pool, turn_links, query, top=near, concerning=from_facts
+    )[: max(k, 10)]
     records_by_id = {e.id: e for e in store.episodes(list({*episode_ids, *best_episodes}))}
     shown = set(best_episodes)
 

@@ -130,3 +130,44 @@ def test_the_newest_goes_above_a_value_two_updates_back() -> None:
     links = [_lk("new", "mid", "budget", "prototype"), _lk("mid", "old", "budget", "prototype")]
     out = order_by_currentness(["old", "x", "new"], links, "my prototype budget?", top=10)
     assert out == ["new", "old", "x"]
+
+
+# ------------------------------------------------------------------ links drawn from facts
+def test_a_link_known_to_concern_the_query_orders_whatever_its_words() -> None:
+    ranked = ["old", "x", "new"]
+    link = EpisodeLinkRow("UPDATES", "new", "old", "g", "a → b", (), 0)
+    # No words in common with the query: left alone, unless it is known to concern it.
+    assert order_by_currentness(ranked, [link], "Where do I live?", top=10) == ranked
+    assert order_by_currentness(
+        ranked, [link], "Where do I live?", top=10, concerning=[link]
+    ) == ["new", "old", "x"]
+
+
+def test_a_superseding_fact_links_its_turn_to_the_replaced_facts_turn() -> None:
+    """A fact that replaced an earlier one says the same between their source turns: the
+    returned episodes carry the link and ``to_context`` shows the change."""
+    with GraphMemory(":memory:", extractor="rules") as mem:
+        mem.add_episodes([
+            {"content": "I live in Boston, by the harbour.", "kind": "message",
+             "reference_time": t(1), "metadata": {"speaker": "user"}, "group_id": "g"},
+            {"content": "I live in Denver now.", "kind": "message",
+             "reference_time": t(3), "metadata": {"speaker": "user"}, "group_id": "g"},
+        ])
+        result = mem.recall("Where do I live?", group_id="g", k=5)
+        assert [f.statement for f in result.facts] == ["User lives in Denver."]
+        by_text = {e.content: e for e in result.episodes}
+        new, old = by_text["I live in Denver now."], by_text["I live in Boston, by the harbour."]
+        assert [e.content for e in result.episodes][:2] == [new.content, old.content]
+        assert [(lk.src, lk.dst) for lk in new.links] == [(new.id, old.id)]
+        assert new.links[0].reason == "User lives in Boston. → User lives in Denver."
+        assert "User lives in Boston. → User lives in Denver." in result.to_context()
+        off = GraphMemory(":memory:", extractor="rules",
+                          retrieval=RetrievalConfig(currentness_top=0))
+        with off:
+            off.add_episodes([
+                {"content": "I live in Boston, by the harbour.", "kind": "message",
+                 "reference_time": t(1), "metadata": {"speaker": "user"}, "group_id": "g"},
+                {"content": "I live in Denver now.", "kind": "message",
+                 "reference_time": t(3), "metadata": {"speaker": "user"}, "group_id": "g"},
+            ])
+            assert all(not e.links for e in off.recall("Where do I live?", group_id="g").episodes)
