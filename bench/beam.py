@@ -82,6 +82,15 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "before": {"passage_weight": 0.0, "self_speakers": ()},
     # The UPDATES links between turns left out of the order (retrieve/currentness.py).
     "no_currentness": {"currentness_top": 0},
+    "no_pairs": {"currentness_pairs": 0},
+    "pairs_8": {"currentness_pairs": 8},
+    "pairs_10": {"currentness_pairs": 10},
+    # A turn lifted by its neighbour no longer brings that neighbour in after it
+    # (retrieve/context.py); and a turn two places away lifted half as much.
+    "no_context_pairs": {"context_pairs": False},
+    "context_pairs": {"context_pairs": True},
+    "decay_0.5": {"context_decay": 0.5, "context_pairs": True},
+    "decay_only_0.5": {"context_decay": 0.5},
 }
 
 
@@ -344,8 +353,6 @@ def latency_group(
 ) -> dict[str, Any]:
     """Recall wall and CPU time in one group of about ``turns`` turns (whole conversations, one
     after another), default vs ``before``, the same questions interleaved."""
-    folder = cache / f"beam-latency-{turns}-{_signature(data, embedder)}"
-    db = folder / "group.db"
     chosen: list[tuple[str, dict[str, Any]]] = []
     total = 0
     for cid, conv in convs.items():
@@ -353,6 +360,8 @@ def latency_group(
             break
         chosen.append((cid, conv))
         total += len(conversation_items(cid, conv))
+    folder = cache / f"beam-latency-{turns}-{_signature(data, embedder, [c for c, _ in chosen])}"
+    db = folder / "group.db"
     ingest_s = None
     if not (folder / "done").exists():
         shutil.rmtree(folder, ignore_errors=True)

@@ -73,6 +73,13 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "default": {},
     # The UPDATES links between turns left out of the order (retrieve/currentness.py).
     "no_currentness": {"currentness_top": 0},
+    "no_pairs": {"currentness_pairs": 0},
+    # A turn lifted by its neighbour no longer brings that neighbour in after it
+    # (retrieve/context.py); and a turn two places away lifted half as much.
+    "no_context_pairs": {"context_pairs": False},
+    "context_pairs": {"context_pairs": True},
+    "decay_0.5": {"context_decay": 0.5, "context_pairs": True},
+    "decay_only_0.5": {"context_decay": 0.5},
     # Ablations: each part switched off alone.
     "no_expansion": {"use_expansion": False},
     "no_context": {"use_context": False},

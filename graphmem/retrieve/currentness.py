@@ -27,6 +27,7 @@ from ..store._links import EpisodeLinkRow
 __all__ = [
     "MIN_QUERY_TERMS",
     "asks_about_change",
+    "asks_about_the_past",
     "order_by_currentness",
     "outdated_turns",
     "stated_only_by",
@@ -45,8 +46,17 @@ _CHANGE = re.compile(
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 
 
+# A question in the past tense asks what was said or true then ("what did I say my budget
+# was?"), not what is true now: no newer turn is put above it.
+_PAST = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
+
+
 def asks_about_change(query: str) -> bool:
     return _CHANGE.search(query) is not None
+
+
+def asks_about_the_past(query: str) -> bool:
+    return _PAST.search(query) is not None
 
 
 def _query_stems(query: str) -> set[str]:
@@ -72,6 +82,8 @@ def order_by_currentness(
         return list(ranked)
     if asks_about_change(query):
         return _both_sides(list(ranked), relevant, top)
+    if asks_about_the_past(query):
+        return list(ranked)
     return _newest_first(list(ranked), relevant, top)
 
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from graphmem import GraphMemory, RetrievalConfig
-from graphmem.retrieve.currentness import asks_about_change, order_by_currentness
+from graphmem.retrieve.currentness import (
+    asks_about_change,
+    asks_about_the_past,
+    order_by_currentness,
+)
 from graphmem.store._links import EpisodeLinkRow
 
 
@@ -171,3 +175,45 @@ def test_a_superseding_fact_links_its_turn_to_the_replaced_facts_turn() -> None:
                  "reference_time": t(3), "metadata": {"speaker": "user"}, "group_id": "g"},
             ])
             assert all(not e.links for e in off.recall("Where do I live?", group_id="g").episodes)
+
+
+# ------------------------------------------------------------------ pairs compared at recall
+BUDGET_OLD = ("The prototype refinement budget, which we discussed with the investors and both "
+              "engineers on the team last week in the office, is $7,000.")
+BUDGET_NEW = "We raised the prototype refinement budget to $8,000."
+ASKED = ("What is the prototype refinement budget the investors, engineers and team discussed "
+         "in the office?")
+
+
+def _budget_memory(**config: object) -> GraphMemory:
+    mem = GraphMemory(":memory:", retrieval=RetrievalConfig(**config))  # type: ignore[arg-type]
+    mem.add_episode(BUDGET_OLD, reference_time=t(3), metadata={"speaker": "user"}, group_id="g")
+    mem.add_episode(BUDGET_NEW, reference_time=t(4), metadata={"speaker": "user"}, group_id="g")
+    return mem
+
+
+def test_the_first_returned_turns_are_compared_pairwise_at_recall() -> None:
+    """The words the two turns share are 20 tokens from the old amount: too far for the link
+    stored at ingest (none is), near enough in its sentence for the reading at recall."""
+    with _budget_memory(currentness_pairs=0) as mem:
+        episodes = mem.recall(ASKED, group_id="g").episodes
+        assert [e.content for e in episodes] == [BUDGET_OLD, BUDGET_NEW]
+        assert all(not e.links for e in episodes)
+    with _budget_memory() as mem:
+        episodes = mem.recall(ASKED, group_id="g").episodes
+        assert [e.content for e in episodes] == [BUDGET_NEW, BUDGET_OLD]
+        assert [lk.reason.split(" (")[0] for lk in episodes[0].links] == ["7000 → 8000"]
+
+
+def test_a_question_in_the_past_tense_keeps_the_older_turn_where_it_ranks() -> None:
+    assert asks_about_the_past("What did I say the budget was?")
+    assert not asks_about_the_past("What is my budget now?")
+    with _budget_memory() as mem:
+        asked = ("What did I say the prototype refinement budget the investors, engineers and "
+                 "team discussed in the office was?")
+        episodes = mem.recall(asked, group_id="g").episodes
+        assert [e.content for e in episodes] == [BUDGET_OLD, BUDGET_NEW]
+    ranked = ["old", "new"]
+    links = [_lk("new", "old", "budget", "prototype")]
+    past = "What was my prototype budget?"
+    assert order_by_currentness(ranked, links, past, top=10) == ranked
