@@ -11,6 +11,19 @@ import pytest
 from graphmem import GraphMemory, HashEmbedder
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """What graphmem caches (the int8 ONNX model) goes to a folder of the test session, never
+    to the user's ~/.cache."""
+    before = os.environ.get("GRAPHMEM_CACHE_DIR")
+    os.environ["GRAPHMEM_CACHE_DIR"] = str(tmp_path_factory.mktemp("graphmem-cache"))
+    yield
+    if before is None:
+        os.environ.pop("GRAPHMEM_CACHE_DIR", None)
+    else:
+        os.environ["GRAPHMEM_CACHE_DIR"] = before
+
+
 def _store_params() -> list[object]:
     params: list[object] = ["sqlite"]
     if os.environ.get("GRAPHMEM_TEST_BOLT_URI") or os.environ.get("NEO4J_URI"):

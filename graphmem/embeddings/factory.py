@@ -334,12 +334,14 @@ def _build(family: str, recorded: tuple[str, int] | None) -> Embedder:
             embedder.dim = recorded[1]  # no dimension probe: the store knows it
         return embedder
     if family == "onnx":
-        from .onnx import OnnxMiniLMEmbedder
+        from .onnx import OnnxMiniLMEmbedder, settings_of
 
-        tokens = None
-        if recorded is not None and "@" in recorded[0] and _family_of(recorded[0]) == "onnx":
-            tokens = int(recorded[0].rsplit("@", 1)[1])
-        return OnnxMiniLMEmbedder(max_tokens=tokens) if tokens else OnnxMiniLMEmbedder()
+        # A store keeps the token budget and the products (int8 or float) it was built with.
+        settings = settings_of(recorded[0]) if recorded is not None else None
+        if settings is None:
+            return OnnxMiniLMEmbedder()
+        tokens, int8_products = settings
+        return OnnxMiniLMEmbedder(max_tokens=tokens, int8_products=int8_products)
     return SentenceTransformerEmbedder()
 
 

@@ -86,11 +86,18 @@ def test_onnx_is_a_name_for_the_torch_free_minilm(monkeypatch: pytest.MonkeyPatc
     assert embedder_name("onnx") == embedder_name("onnx-minilm") == "onnx"
     assert isinstance(build_embedder("onnx"), OnnxMiniLMEmbedder)  # nothing loaded yet
     monkeypatch.setenv("GRAPHMEM_EMBEDDER", "onnx")
-    assert default_embedder().name == "onnx:all-MiniLM-L6-v2-int8"
+    assert default_embedder().name == "onnx:all-MiniLM-L6-v2-int8dq"
     monkeypatch.delenv("GRAPHMEM_EMBEDDER")
-    # A store recorded with another token budget opens with that budget.
+    # A store recorded with another token budget opens with that budget, and one made before
+    # the int8 products with the float products its vectors came from.
     record = ("onnx:all-MiniLM-L6-v2-int8@256", 384)
     again = resolve_embedder(None, record, store="s")
     assert isinstance(again, OnnxMiniLMEmbedder) and again.max_tokens == 256
+    assert not again.int8_products and again.name == record[0]
+    again = resolve_embedder("onnx", ("onnx:all-MiniLM-L6-v2-int8", 384), store="s")
+    assert isinstance(again, OnnxMiniLMEmbedder) and not again.int8_products
+    again = resolve_embedder(None, ("onnx:all-MiniLM-L6-v2-int8dq@64", 384), store="s")
+    assert isinstance(again, OnnxMiniLMEmbedder) and again.int8_products
+    assert again.max_tokens == 64
     with pytest.raises(ConfigError, match="max_tokens"):
         OnnxMiniLMEmbedder(max_tokens=4)

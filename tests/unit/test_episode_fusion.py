@@ -83,7 +83,7 @@ def test_onnx_minilm_is_semantic_dedups_and_honours_its_token_budget() -> None:
     from graphmem.embeddings.onnx import OnnxMiniLMEmbedder
 
     emb = OnnxMiniLMEmbedder(threads=1, max_tokens=16)
-    assert emb.name == "onnx:all-MiniLM-L6-v2-int8@16"
+    assert emb.name == "onnx:all-MiniLM-L6-v2-int8dq@16"
     texts = ["The cat sat on the mat.", "A kitten rests on a rug.", "Quarterly tax filing."]
     vectors = emb.embed([*texts, texts[0]])
     assert vectors.shape == (4, 384)
