@@ -82,6 +82,14 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "before": {"passage_weight": 0.0, "self_speakers": ()},
     # The UPDATES links between turns left out of the order (retrieve/currentness.py).
     "no_currentness": {"currentness_top": 0},
+    "no_pairs": {"currentness_pairs": 0},
+    "pairs_8": {"currentness_pairs": 8},
+    "pairs_10": {"currentness_pairs": 10},
+    # A turn lifted by its neighbour no longer brings that neighbour in after it
+    # (retrieve/context.py); and a turn two places away lifted half as much.
+    "no_context_pairs": {"context_pairs": False},
+    "context_pairs": {"context_pairs": True},
+    "decay_0.5": {"context_decay": 0.5, "context_pairs": True},
 }
 
 
@@ -210,10 +218,12 @@ class Tally:
 
 
 # ----------------------------------------------------------------------------- ingest
-def _signature(data: Path, embedder: Embedder) -> str:
+def _signature(data: Path, embedder: Embedder, conversations: Sequence[str]) -> str:
     h = hashlib.sha256()
     h.update(data.read_bytes())
     h.update(f"{embedder.name}|{embedder.dim}|beam-v1".encode())
+    # A run over the first N conversations must not be served, or overwritten, by another's.
+    h.update(",".join(conversations).encode())
     h.update(package_signature().encode())
     return h.hexdigest()[:16]
 
@@ -221,7 +231,7 @@ def _signature(data: Path, embedder: Embedder) -> str:
 def ingest_all(
     convs: dict[str, Any], embedder: Embedder, cache: Path, data: Path
 ) -> tuple[Path, dict[str, Any]]:
-    folder = cache / f"beam-{_signature(data, embedder)}"
+    folder = cache / f"beam-{_signature(data, embedder, list(convs))}"
     info_path = folder / "ingest.json"
     if info_path.exists():
         return folder, json.loads(info_path.read_text())
@@ -252,9 +262,10 @@ def ingest_all(
         "turns_per_s": round(turns / total, 1) if total else None,
     }
     (tmp / "ingest.json").write_text(json.dumps(info, indent=2))
-    if folder.exists():
-        shutil.rmtree(folder)
-    tmp.rename(folder)
+    try:
+        tmp.rename(folder)
+    except OSError:  # another run published the same stores meanwhile: use those
+        shutil.rmtree(tmp, ignore_errors=True)
     return folder, info
 
 
@@ -341,8 +352,6 @@ def latency_group(
 ) -> dict[str, Any]:
     """Recall wall and CPU time in one group of about ``turns`` turns (whole conversations, one
     after another), default vs ``before``, the same questions interleaved."""
-    folder = cache / f"beam-latency-{turns}-{_signature(data, embedder)}"
-    db = folder / "group.db"
     chosen: list[tuple[str, dict[str, Any]]] = []
     total = 0
     for cid, conv in convs.items():
@@ -350,6 +359,8 @@ def latency_group(
             break
         chosen.append((cid, conv))
         total += len(conversation_items(cid, conv))
+    folder = cache / f"beam-latency-{turns}-{_signature(data, embedder, [c for c, _ in chosen])}"
+    db = folder / "group.db"
     ingest_s = None
     if not (folder / "done").exists():
         shutil.rmtree(folder, ignore_errors=True)

@@ -73,6 +73,12 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "default": {},
     # The UPDATES links between turns left out of the order (retrieve/currentness.py).
     "no_currentness": {"currentness_top": 0},
+    "no_pairs": {"currentness_pairs": 0},
+    # A turn lifted by its neighbour no longer brings that neighbour in after it
+    # (retrieve/context.py); and a turn two places away lifted half as much.
+    "no_context_pairs": {"context_pairs": False},
+    "context_pairs": {"context_pairs": True},
+    "decay_0.5": {"context_decay": 0.5, "context_pairs": True},
     # Ablations: each part switched off alone.
     "no_expansion": {"use_expansion": False},
     "no_context": {"use_context": False},
@@ -235,10 +241,14 @@ def make_embedder(name: str) -> Embedder:
 
 
 # ----------------------------------------------------------------------------- ingest cache
-def _signature(data: Path, captions: bool, embedder: Embedder, extractor: str) -> str:
+def _signature(
+    data: Path, captions: bool, embedder: Embedder, extractor: str, samples: Sequence[str]
+) -> str:
     h = hashlib.sha256()
     h.update(data.read_bytes())
     h.update(f"{captions}|{embedder.name}|{embedder.dim}|{extractor}".encode())
+    # A run over the first N conversations must not be served, or overwritten, by another's.
+    h.update(",".join(samples).encode())
     h.update(package_signature().encode())
     return h.hexdigest()[:16]
 
@@ -252,7 +262,7 @@ def ingest_all(
     cache: Path,
     data: Path,
 ) -> tuple[Path, dict[str, Any]]:
-    sig = _signature(data, captions, embedder, extractor)
+    sig = _signature(data, captions, embedder, extractor, [str(s["sample_id"]) for s in samples])
     folder = cache / f"locomo-{sig}"
     info_path = folder / "ingest.json"
     if info_path.exists():
@@ -293,9 +303,10 @@ def ingest_all(
         "turns_per_s": round(turns / total_s, 1) if total_s else None,
     }
     (tmp / "ingest.json").write_text(json.dumps(info, indent=2))
-    if folder.exists():
-        shutil.rmtree(folder)
-    tmp.rename(folder)
+    try:
+        tmp.rename(folder)
+    except OSError:  # another run published the same stores meanwhile: use those
+        shutil.rmtree(tmp, ignore_errors=True)
     return folder, info
 
 

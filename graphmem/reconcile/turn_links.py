@@ -16,14 +16,12 @@ extractor finds carry their own SUPERSEDES/CONTRADICTS links.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from typing import Any, Protocol
 
-from .._text import STOP_WORDS, light_stem
 from ..store._base import EpisodeRow, GraphStore, StoreReader, WritePlan
 from ..store._links import EpisodeLinkRow
+from .quantities import RETURNED, STORED, Quantity, Reading, quantities, same_measure, stem
 
 __all__ = [
     "KEEP",
@@ -33,9 +31,11 @@ __all__ = [
     "MIN_SHARED",
     "WINDOW",
     "Quantity",
+    "Turn",
     "link_between",
     "link_terms",
     "link_turn",
+    "links_among",
     "quantities",
     "relink",
     "relink_after_forget",
@@ -43,13 +43,11 @@ __all__ = [
     "turn_links",
 ]
 
-WINDOW = 12
+WINDOW = STORED.window
 MIN_SHARED = 3
-# A turn stating more numbers than this is a table, a worked example or a long explanation, not
-# a statement of a few values (BEAM 100K: user turns state a median of 1, p90 4; assistant
-# replies 16, p90 56; 98 % of the turns holding an updated value state 8 or fewer): such a turn
-# is not linked. It also keeps the work per turn bounded.
-MAX_QUANTITIES = 8
+# A turn stating more numbers than this is not linked (quantities.STORED); it also keeps the
+# work per turn bounded.
+MAX_QUANTITIES = STORED.max_quantities
 # Chat turns: statements by a speaker. Documents and logs (``text``) are series of their own (a
 # log of 20,000 "note N" lines would link every line to every other); JSON records and events
 # carry their own fields.
@@ -66,79 +64,6 @@ MAX_CANDIDATES = 50
 # turns alone: a turn arriving between two linked ones takes the place of the farther.
 KEEP = 2
 
-_CODE = re.compile(r"```.*?(?:```|$)", re.S)
-_TOKEN = re.compile(r"\$?\d[\d,]*(?:\.\d+)?%?|[^\W\d_][\w'’-]*", re.UNICODE)
-
-
-stem = light_stem
-
-
-def _is_number(token: str) -> bool:
-    return token[0].isdigit() or token[0] == "$"
-
-
-def _is_word(token: str) -> bool:
-    return (
-        not _is_number(token)
-        and len(token) >= 3
-        and token.lower() not in STOP_WORDS
-        and "'" not in token
-        and "’" not in token
-    )
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """A number as stated ("52", "4700", "78%") and the content words around it."""
-
-    value: str
-    terms: frozenset[str]
-    # Each term's word as written (the first seen), for the link's reason.
-    words: tuple[tuple[str, str], ...] = ()
-    # What it counts: "%", "$", or the word right after it ("52 sources" → "sourc"); "" if none.
-    unit: str = ""
-
-
-def _same_measure(a: Quantity, b: Quantity) -> bool:
-    """Whether two quantities can be two values of one thing: a percentage is not a count,
-    an amount of money is neither, and "15 problems" is not "24 cm"."""
-    if a.unit in ("%", "$") or b.unit in ("%", "$"):
-        return a.unit == b.unit
-    return not a.unit or not b.unit or a.unit == b.unit
-
-
-@lru_cache(maxsize=4096)
-def _quantities(text: str) -> tuple[Quantity, ...]:
-    return tuple(_parse(text))
-
-
-def quantities(text: str) -> list[Quantity]:
-    """The quantities a text states (code blocks left out: their numbers are not claims).
-    Cached by text: a new turn is compared with its nearest turns, mostly the previous one's."""
-    return list(_quantities(text))
-
-
-def _parse(text: str) -> list[Quantity]:
-    tokens = _TOKEN.findall(_CODE.sub(" ", text))
-    out: list[Quantity] = []
-    for i, token in enumerate(tokens):
-        if not _is_number(token):
-            continue
-        near = tokens[max(0, i - WINDOW) : i + WINDOW + 1]
-        words: dict[str, str] = {}
-        for w in near:
-            if _is_word(w):
-                words.setdefault(stem(w), w.lower())
-        if words:
-            value = token.replace(",", "").replace("$", "")
-            unit = "%" if token.endswith("%") else "$" if token.startswith("$") else ""
-            after = tokens[i + 1] if i + 1 < len(tokens) else ""
-            if not unit and after and not _is_number(after) and after.lower() not in STOP_WORDS:
-                unit = stem(after)  # short units count too: "24 cm", "5 kg"
-            out.append(Quantity(value, frozenset(words), tuple(sorted(words.items())), unit))
-    return out
-
-
 def link_terms(found: Sequence[Quantity]) -> list[str]:
     """The words a turn's quantities are about (what the store finds candidate turns by); none
     for a turn of more than ``MAX_QUANTITIES`` quantities."""
@@ -147,18 +72,35 @@ def link_terms(found: Sequence[Quantity]) -> list[str]:
     return sorted({t for q in found for t in q.terms})
 
 
-def _speaker(row: EpisodeRow) -> str:
+class Turn(Protocol):
+    """What deciding a link reads of a turn (a stored row or a returned record)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def metadata(self) -> dict[str, Any]: ...
+    @property
+    def reference_time(self) -> Any: ...
+    @property
+    def content(self) -> str: ...
+
+
+def _speaker(row: Turn) -> str:
     who = row.metadata.get("speaker")
     return str(who).strip().casefold() if who is not None else ""
 
 
-def _later(a: EpisodeRow, b: EpisodeRow) -> bool:
+def _later(a: Turn, b: Turn) -> bool:
     """Whether ``a`` was stated after ``b`` (the same time: the larger id, so that the order
     does not depend on arrival)."""
     return (a.reference_time, a.id) > (b.reference_time, b.id)
 
 
-def _may_link(a: EpisodeRow, b: EpisodeRow) -> bool:
+def _may_link(a: Turn, b: Turn) -> bool:
     # A turn without a speaker (metadata.speaker) is nobody's statement to update.
     return (
         a.id != b.id
@@ -171,15 +113,17 @@ def _may_link(a: EpisodeRow, b: EpisodeRow) -> bool:
 
 
 def link_between(
-    a: EpisodeRow,
+    a: Turn,
     a_found: Sequence[Quantity],
-    b: EpisodeRow,
+    b: Turn,
     b_found: Sequence[Quantity],
     *,
     decided_at: int,
+    reading: Reading = STORED,
 ) -> EpisodeLinkRow | None:
-    """The UPDATES link between two turns, or None. Symmetric in (a, b)."""
-    if not _may_link(a, b) or max(len(a_found), len(b_found)) > MAX_QUANTITIES:
+    """The UPDATES link between two turns (their quantities read with ``reading``), or None.
+    Symmetric in (a, b)."""
+    if not _may_link(a, b) or max(len(a_found), len(b_found)) > reading.max_quantities:
         return None
     new, new_found, old, old_found = (
         (a, a_found, b, b_found) if _later(a, b) else (b, b_found, a, a_found)
@@ -187,12 +131,28 @@ def link_between(
     shared: set[str] = set()
     said: dict[str, str] = {}
     changes: list[str] = []
+    # The fine reading: a value both turns state (with its unit) is neither the new one nor
+    # replaced ("April 25 to May 1" twice is no change from 25 to 1), and a percentage or an
+    # amount of money is itself one of the words in common.
+    stated = (
+        {(q.value, q.unit) for q in (*old_found, *new_found)
+         if any(q.value == o.value and q.unit == o.unit for o in old_found)
+         and any(q.value == n.value and q.unit == n.unit for n in new_found)}
+        if reading.fine
+        else set()
+    )
     for before in old_found:
         for after in new_found:
-            if before.value == after.value or not _same_measure(before, after):
+            if (
+                before.value == after.value
+                or not same_measure(before, after)
+                or (before.value, before.unit) in stated
+                or (after.value, after.unit) in stated
+            ):
                 continue
             common = before.terms & after.terms
-            if len(common) >= MIN_SHARED:
+            typed = reading.fine and before.unit in ("%", "$")
+            if len(common) >= MIN_SHARED - typed:
                 shared |= common
                 said.update((t, w) for t, w in after.words if t in common)
                 change = f"{before.value} → {after.value}"
@@ -204,6 +164,20 @@ def link_between(
     shown = sorted(said.get(t, t) for t in terms)
     reason = f"{', '.join(changes[:3])} ({', '.join(shown[:6])})"
     return EpisodeLinkRow("UPDATES", new.id, old.id, new.group_id, reason, terms, decided_at)
+
+
+def links_among(turns: Sequence[Turn]) -> list[EpisodeLinkRow]:
+    """The links between every two of a few turns (those a recall returns first), read with
+    ``quantities.RETURNED``: nothing is stored, so neither the storage bound nor the ``KEEP``
+    links a turn keeps limit them."""
+    found = {t.id: quantities(t.content, RETURNED) for t in turns}
+    out: list[EpisodeLinkRow] = []
+    for i, a in enumerate(turns):
+        for b in turns[i + 1 :]:
+            link = link_between(a, found[a.id], b, found[b.id], decided_at=0, reading=RETURNED)
+            if link is not None:
+                out.append(link)
+    return out
 
 
 def turn_links(

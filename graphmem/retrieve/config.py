@@ -39,6 +39,13 @@ class RetrievalConfig:
     context_window: int = 2
     context_n: int = 50
     context_decay: float = 1.0
+    # A turn ranked more by its neighbour's score than by its own (a short user turn beside the
+    # reply that matched, under the first-person cue) brings that neighbour in just below it:
+    # the exchange comes back whole (retrieve/context.py; BEAM 100K summarization R@10
+    # 0.091 -> 0.106, LoCoMo and the LongMemEval sample unchanged, bench/README.md 1d). Off by
+    # default: with it, a brought-in neighbour pushed a newer value out of the first ten (the
+    # updated-first rate 0.821 -> 0.795), and summarization stays below BM25 either way.
+    context_pairs: bool = False
     speaker_weight: float = 0.5
     # x (1 + time_weight) for episodes whose reference time falls in a period the query names
     # ("in August 2023", "on 9 May, 2023", "in 2022"; a day means the week after it too).
@@ -49,6 +56,9 @@ class RetrievalConfig:
     # currentness_top episodes (and the turns they link to) order them: the newer value first
     # for a question about the present, both sides for one about change (0: off).
     currentness_top: int = 10
+    # And the first currentness_pairs episodes are compared pairwise at recall (nothing
+    # stored: every pair, read more finely than at ingest; 0: off).
+    currentness_pairs: int = 5
     # Length-fair episode scores (retrieve/passages.py): each of the passage_n best full-text
     # candidates' whole score (best = 1) is mixed with its best passage's BM25 score over the
     # candidates' passages of about passage_words words (best = 1): (1 - passage_weight) x

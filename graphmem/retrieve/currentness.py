@@ -27,6 +27,7 @@ from ..store._links import EpisodeLinkRow
 __all__ = [
     "MIN_QUERY_TERMS",
     "asks_about_change",
+    "asks_about_the_past",
     "order_by_currentness",
     "outdated_turns",
     "stated_only_by",
@@ -45,8 +46,17 @@ _CHANGE = re.compile(
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 
 
+# A question in the past tense asks what was said or true then ("what did I say my budget
+# was?"), not what is true now: no newer turn is put above it.
+_PAST = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
+
+
 def asks_about_change(query: str) -> bool:
     return _CHANGE.search(query) is not None
+
+
+def asks_about_the_past(query: str) -> bool:
+    return _PAST.search(query) is not None
 
 
 def _query_stems(query: str) -> set[str]:
@@ -54,15 +64,26 @@ def _query_stems(query: str) -> set[str]:
 
 
 def order_by_currentness(
-    ranked: Sequence[str], links: Sequence[EpisodeLinkRow], query: str, *, top: int
+    ranked: Sequence[str],
+    links: Sequence[EpisodeLinkRow],
+    query: str,
+    *,
+    top: int,
+    concerning: Sequence[EpisodeLinkRow] = (),
 ) -> list[str]:
-    """``ranked`` (episode ids, best first) reordered by the links that concern ``query``."""
+    """``ranked`` (episode ids, best first) reordered by the links that concern ``query``
+    (those in ``concerning`` are known to, e.g. drawn from a fact the query found)."""
     wanted = _query_stems(query)
-    relevant = [lk for lk in links if len(wanted & set(lk.terms)) >= MIN_QUERY_TERMS]
+    known = set(concerning)
+    relevant = [
+        lk for lk in links if lk in known or len(wanted & set(lk.terms)) >= MIN_QUERY_TERMS
+    ]
     if not relevant:
         return list(ranked)
     if asks_about_change(query):
         return _both_sides(list(ranked), relevant, top)
+    if asks_about_the_past(query):
+        return list(ranked)
     return _newest_first(list(ranked), relevant, top)
 
 

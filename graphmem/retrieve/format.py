@@ -4,10 +4,13 @@ fact's source episodes, the facts it replaced, open conflicts, entities and epis
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 from .._models import EpisodeLink, EpisodeRef, FactHit, RecallResult
+from ..reconcile.turn_links import links_among
 from ..store._base import GraphStore, TimeView
+from ..store._links import EpisodeLinkRow
 from .config import RawSearch, RetrievalConfig
 from .currentness import order_by_currentness, outdated_turns, stated_only_by
 
@@ -64,8 +67,41 @@ def format_result(
     # The links of the first episodes and of the returned facts' sources.
     linked = list(dict.fromkeys([*pool[:near], *episode_ids])) if near > 0 and pool else []
     turn_links = store.episode_links(linked) if linked else []
-    best_episodes = order_by_currentness(pool, turn_links, query, top=near)[: max(k, 10)]
-    records_by_id = {e.id: e for e in store.episodes(list({*episode_ids, *best_episodes}))}
+    # A returned fact that replaced an earlier one (SUPERSEDES) says the same between their
+    # source turns: the newer turn updates the older. The fact matched the query, so the link
+    # concerns it whatever words the query uses.
+    from_facts = [
+        EpisodeLinkRow(
+            "UPDATES", new_ep, old_ep, group_id,
+            f"{history[old_id].statement} → {rec.statement}", (), 0,
+        )
+        for rec in top
+        for old_id in replaced_ids.get(rec.id, [])
+        if old_id in history
+        for new_ep in dict.fromkeys(rec.episode_ids)
+        for old_ep in dict.fromkeys(history[old_id].episode_ids)
+        if new_ep != old_ep
+    ] if near > 0 else []
+    # The first few returned turns, compared pairwise (no stored link limits that).
+    first = store.episodes(pool[: config.currentness_pairs]) if near > 0 else []
+    # One link per pair of turns: the stored one's reason, else the one from facts, else the
+    # one found here; the words it is about from all of them (the finer reading sees more).
+    by_pair: dict[tuple[str, str], EpisodeLinkRow] = {}
+    for lk in (*turn_links, *from_facts, *links_among(first)):
+        held = by_pair.get((lk.src, lk.dst))
+        if held is None:
+            by_pair[(lk.src, lk.dst)] = lk
+        elif not set(lk.terms) <= set(held.terms):
+            by_pair[(lk.src, lk.dst)] = replace(
+                held, terms=tuple(sorted({*held.terms, *lk.terms}))
+            )
+    turn_links = list(by_pair.values())
+    best_episodes = order_by_currentness(
+        pool, turn_links, query, top=near, concerning=from_facts
+    )[: max(k, 10)]
+    records_by_id = {e.id: e for e in first}
+    missing = [e for e in dict.fromkeys([*episode_ids, *best_episodes]) if e not in records_by_id]
+    records_by_id.update((e.id, e) for e in store.episodes(missing))
     shown = set(best_episodes)
 
     def ref(eid: str, with_content: bool) -> EpisodeRef | None:

@@ -23,6 +23,7 @@ from .._text import fts_words
 from ..embeddings.factory import Embedder
 from ..store._base import GraphStore, TimeView
 from .config import RawSearch, Rescore, RetrievalConfig, Stub
+from .context import neighbour_lift, pair_with_sources
 from .format import format_result
 from .fusion import fuse_episodes
 from .passages import asks_about_self, best_passage_scores
@@ -338,15 +339,11 @@ class Retriever:
             if rest:
                 speakers.update(context_of(rest, 0)[0])
         lift: dict[str, float] = {}
+        source: dict[str, str] = {}
         if window > 0 and cfg.context_weight > 0:
             # Each episode gets context_weight x its best neighbour's score (a hit's neighbours
             # come in as candidates that way too).
-            for eid, near in neighbours.items():
-                own = cfg.context_weight * base.get(eid, 0.0)
-                for other, distance in near:
-                    score = own * cfg.context_decay ** (distance - 1)
-                    if score > lift.get(other, 0.0):
-                        lift[other] = score
+            lift, source = neighbour_lift(base, neighbours, cfg.context_weight, cfg.context_decay)
         scores = {e: base.get(e, 0.0) + lift.get(e, 0.0) for e in {*base, *lift}}
         if speaker_keys or self_keys:
             # A speaker the query names, else one that stands for the asker of a question in
@@ -367,6 +364,9 @@ class Retriever:
                 when = speakers.get(eid, (None, None))[1]
                 if when is not None and any(lo <= when < hi for lo, hi in periods):
                     scores[eid] *= 1.0 + cfg.time_weight
+        if cfg.context_pairs and source:
+            # A turn ranked by its neighbour's match brings that neighbour in after it.
+            scores = pair_with_sources(scores, base, lift, source)
         raw.episode_scores = scores
 
     def _length_fair(self, text: dict[str, float], query: str) -> dict[str, float]:

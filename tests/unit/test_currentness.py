@@ -7,7 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from graphmem import GraphMemory, RetrievalConfig
-from graphmem.retrieve.currentness import asks_about_change, order_by_currentness
+from graphmem.retrieve.currentness import (
+    asks_about_change,
+    asks_about_the_past,
+    order_by_currentness,
+)
 from graphmem.store._links import EpisodeLinkRow
 
 
@@ -130,3 +134,86 @@ def test_the_newest_goes_above_a_value_two_updates_back() -> None:
     links = [_lk("new", "mid", "budget", "prototype"), _lk("mid", "old", "budget", "prototype")]
     out = order_by_currentness(["old", "x", "new"], links, "my prototype budget?", top=10)
     assert out == ["new", "old", "x"]
+
+
+# ------------------------------------------------------------------ links drawn from facts
+def test_a_link_known_to_concern_the_query_orders_whatever_its_words() -> None:
+    ranked = ["old", "x", "new"]
+    link = EpisodeLinkRow("UPDATES", "new", "old", "g", "a → b", (), 0)
+    # No words in common with the query: left alone, unless it is known to concern it.
+    assert order_by_currentness(ranked, [link], "Where do I live?", top=10) == ranked
+    assert order_by_currentness(
+        ranked, [link], "Where do I live?", top=10, concerning=[link]
+    ) == ["new", "old", "x"]
+
+
+def test_a_superseding_fact_links_its_turn_to_the_replaced_facts_turn() -> None:
+    """A fact that replaced an earlier one says the same between their source turns: the
+    returned episodes carry the link and ``to_context`` shows the change."""
+    with GraphMemory(":memory:", extractor="rules") as mem:
+        mem.add_episodes([
+            {"content": "I live in Boston, by the harbour.", "kind": "message",
+             "reference_time": t(1), "metadata": {"speaker": "user"}, "group_id": "g"},
+            {"content": "I live in Denver now.", "kind": "message",
+             "reference_time": t(3), "metadata": {"speaker": "user"}, "group_id": "g"},
+        ])
+        result = mem.recall("Where do I live?", group_id="g", k=5)
+        assert [f.statement for f in result.facts] == ["User lives in Denver."]
+        by_text = {e.content: e for e in result.episodes}
+        new, old = by_text["I live in Denver now."], by_text["I live in Boston, by the harbour."]
+        assert [e.content for e in result.episodes][:2] == [new.content, old.content]
+        assert [(lk.src, lk.dst) for lk in new.links] == [(new.id, old.id)]
+        assert new.links[0].reason == "User lives in Boston. → User lives in Denver."
+        assert "User lives in Boston. → User lives in Denver." in result.to_context()
+        off = GraphMemory(":memory:", extractor="rules",
+                          retrieval=RetrievalConfig(currentness_top=0))
+        with off:
+            off.add_episodes([
+                {"content": "I live in Boston, by the harbour.", "kind": "message",
+                 "reference_time": t(1), "metadata": {"speaker": "user"}, "group_id": "g"},
+                {"content": "I live in Denver now.", "kind": "message",
+                 "reference_time": t(3), "metadata": {"speaker": "user"}, "group_id": "g"},
+            ])
+            assert all(not e.links for e in off.recall("Where do I live?", group_id="g").episodes)
+
+
+# ------------------------------------------------------------------ pairs compared at recall
+BUDGET_OLD = ("The prototype refinement budget, which we discussed with the investors and both "
+              "engineers on the team last week in the office, is $7,000.")
+BUDGET_NEW = "We raised the prototype refinement budget to $8,000."
+ASKED = ("What is the prototype refinement budget the investors, engineers and team discussed "
+         "in the office?")
+
+
+def _budget_memory(**config: object) -> GraphMemory:
+    mem = GraphMemory(":memory:", retrieval=RetrievalConfig(**config))  # type: ignore[arg-type]
+    mem.add_episode(BUDGET_OLD, reference_time=t(3), metadata={"speaker": "user"}, group_id="g")
+    mem.add_episode(BUDGET_NEW, reference_time=t(4), metadata={"speaker": "user"}, group_id="g")
+    return mem
+
+
+def test_the_first_returned_turns_are_compared_pairwise_at_recall() -> None:
+    """The words the two turns share are 20 tokens from the old amount: too far for the link
+    stored at ingest (none is), near enough in its sentence for the reading at recall."""
+    with _budget_memory(currentness_pairs=0) as mem:
+        episodes = mem.recall(ASKED, group_id="g").episodes
+        assert [e.content for e in episodes] == [BUDGET_OLD, BUDGET_NEW]
+        assert all(not e.links for e in episodes)
+    with _budget_memory() as mem:
+        episodes = mem.recall(ASKED, group_id="g").episodes
+        assert [e.content for e in episodes] == [BUDGET_NEW, BUDGET_OLD]
+        assert [lk.reason.split(" (")[0] for lk in episodes[0].links] == ["7000 → 8000"]
+
+
+def test_a_question_in_the_past_tense_keeps_the_older_turn_where_it_ranks() -> None:
+    assert asks_about_the_past("What did I say the budget was?")
+    assert not asks_about_the_past("What is my budget now?")
+    with _budget_memory() as mem:
+        asked = ("What did I say the prototype refinement budget the investors, engineers and "
+                 "team discussed in the office was?")
+        episodes = mem.recall(asked, group_id="g").episodes
+        assert [e.content for e in episodes] == [BUDGET_OLD, BUDGET_NEW]
+    ranked = ["old", "new"]
+    links = [_lk("new", "old", "budget", "prototype")]
+    past = "What was my prototype budget?"
+    assert order_by_currentness(ranked, links, past, top=10) == ranked

@@ -4,14 +4,15 @@ the first person hears the asker's own turns (on each store)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from graphmem import GraphMemory, HashEmbedder
+from graphmem import GraphMemory
 from graphmem.retrieve.passages import asks_about_self, best_passage_scores, passages
 from graphmem.retrieve.retriever import RetrievalConfig
+from tests.helpers.chat_memory import chat_memory, turn_order
 
 T0 = datetime(2024, 3, 15, 9, 0, tzinfo=UTC)
 
@@ -61,36 +62,10 @@ def test_first_person_questions() -> None:
 
 @pytest.fixture
 def chat(store_kind: str, tmp_path: Path) -> Iterator[GraphMemory]:
-    if store_kind == "sqlite":
-        mem = GraphMemory(tmp_path / "chat.db", embedder=HashEmbedder(64), extractor="rules")
-    else:
-        from graphmem.store import open_store
-        from tests.conftest import bolt_url
-
-        store = open_store(bolt_url())
-        store.connect()
-        store.wipe_all_for_tests(keep_schema=True)  # type: ignore[attr-defined]
-        mem = GraphMemory(store, embedder=HashEmbedder(64), extractor="rules")
-    with mem:
-        mem.add_episodes(
-            {
-                "content": text,
-                "group_id": "c",
-                "source": "s1",
-                "reference_time": T0 + timedelta(minutes=i),
-                "metadata": {"speaker": who, "turn": i},
-            }
-            for i, (who, text) in enumerate(TURNS)
-        )
-        yield mem
-        if store_kind == "bolt":
-            mem.store.wipe_all_for_tests(keep_schema=True)  # type: ignore[attr-defined]
+    yield from chat_memory(store_kind, tmp_path, TURNS, T0)
 
 
-def _turns(mem: GraphMemory, query: str, config: RetrievalConfig) -> list[int]:
-    plain = GraphMemory(mem.store, embedder=HashEmbedder(64), retrieval=config)
-    result = plain.recall(query, group_id="c", k=10)
-    return [int(e.metadata["turn"]) for e in result.episodes]
+_turns = turn_order
 
 
 def test_the_users_statement_ranks_above_a_long_reply(chat: GraphMemory) -> None:

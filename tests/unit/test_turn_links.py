@@ -212,3 +212,34 @@ def test_values_of_different_measures_are_not_an_update() -> None:
     assert _link(old, cm) is None  # 15 problems is not 24 cm
     more = _row("d", f"On {topic}: I solved 20 problems, accuracy rising.", t(4))
     assert _link(old, more) is not None
+
+
+def test_the_reading_at_recall_knows_dates_times_and_values_both_turns_state() -> None:
+    from graphmem.reconcile.quantities import RETURNED, STORED
+
+    def units(text: str) -> list[tuple[str, str]]:
+        return [(q.value, q.unit) for q in quantities(text, RETURNED)]
+
+    assert units("Zoom with Dana on March 22 at 3 PM, then again at 4:30.") == [
+        ("22", "date"), ("3", "time"), ("4:30", "time")
+    ]
+    assert units("I booked 3 interviews between April 25 and May 1, 2024.") == [
+        ("3", "interview"), ("25", "date"), ("1", "date"), ("2024", "year")
+    ]
+    # The reading at ingest is unchanged: "%", "$" or the word after.
+    assert [(q.value, q.unit) for q in quantities("on March 22 at 3 PM", STORED)] == [
+        ("22", ""), ("3", "pm")
+    ]
+
+    def link(old: str, new: str) -> str | None:
+        a, b = _row("a", old, t(3)), _row("b", new, t(4))
+        found = link_between(a, quantities(old, RETURNED), b, quantities(new, RETURNED),
+                             decided_at=0, reading=RETURNED)
+        return found.reason.split(" (")[0] if found else None
+
+    # The same dates in both turns are no change from one day to the other.
+    assert link("I secured 3 interviews between April 25 and May 1 for producer roles.",
+                "Between April 25 and May 1 I secured 5 interviews for producer roles.") == "3 → 5"
+    # A day of a month is not a count of anything.
+    assert link("I finished 3 essays for the writing group deadline in May.",
+                "The writing group essays deadline moved to May 20.") is None
