@@ -39,7 +39,9 @@ ones, so stages overlap). SQLite: two files in ``--workdir``. Bolt: the server i
 two databases created on it over ArcadeDB's HTTP API (``GRAPHMEM_TEST_BOLT_HTTP``) or with
 ``CREATE DATABASE`` (Neo4j Enterprise); WIPED first. Where a second database cannot be made,
 one database is used: alone measured first, then the other groups ingested and the crowded
-rounds measured (``"mode": "sequential"``).
+rounds measured (``"mode": "sequential"``; the stage breakdown is then of the crowded store
+twice), unless ``--crowded-uri`` names a second server (same credentials; Neo4j Community
+holds one database) for the crowded store: then both are open at once and the rounds alternate.
 
 (b) ``--lme-scale``: 468 groups of 450-530 turns (about 230k), built once in ``--workdir``
 (reused unless ``--rebuild`` or the SQLite migrations changed) by bulk ``add_episodes`` per
@@ -360,7 +362,7 @@ class SQLiteStores:
 class BoltStores:
     """Two databases on one Bolt server (one if a second cannot be created)."""
 
-    def __init__(self) -> None:
+    def __init__(self, crowded_uri: str | None = None) -> None:
         uri = _env("NEO4J_URI", "GRAPHMEM_TEST_BOLT_URI")
         if not uri:
             raise SystemExit(
@@ -374,7 +376,13 @@ class BoltStores:
         self.default_db = _env("NEO4J_DATABASE", "GRAPHMEM_TEST_BOLT_DATABASE")
         self.databases = {"alone": "tenantsalone", "crowded": "tenantscrowded"}
         self.agent = ""
-        if not all(self._create(db) for db in self.databases.values()):
+        # The crowded store on a second server (same credentials), for a server that holds one
+        # database (Neo4j Community): both stores open at once, so the rounds alternate.
+        self.uris = {"alone": uri, "crowded": crowded_uri or uri}
+        if crowded_uri:
+            self.mode = "alternating"
+            self.databases = {"alone": self.default_db or "", "crowded": self.default_db or ""}
+        elif not all(self._create(db) for db in self.databases.values()):
             self.mode = "sequential"
             self.databases = {"alone": self.default_db or "", "crowded": self.default_db or ""}
         else:
@@ -422,7 +430,7 @@ class BoltStores:
 
         def store() -> Neo4jStore:
             return Neo4jStore(
-                self.uri,
+                self.uris[name],
                 username=self.user,
                 password=self.password,
                 database=self.databases[name] or None,
@@ -445,6 +453,8 @@ class BoltStores:
             mem.close()
 
     def describe(self) -> str:
+        if self.uris["crowded"] != self.uri:
+            return f"{self.agent}: alone at {self.uri}, crowded at {self.uris['crowded']}"
         return f"{self.agent} at {self.uri}, databases {sorted(set(self.databases.values()))}"
 
 
@@ -455,7 +465,7 @@ def tenant_ratio(args: argparse.Namespace) -> dict[str, Any]:
     target = group_name(0)
     qs = questions(vocab, groups[0], args.seed, args.queries)
     stores: SQLiteStores | BoltStores = (
-        SQLiteStores(args.workdir) if args.store == "sqlite" else BoltStores()
+        SQLiteStores(args.workdir) if args.store == "sqlite" else BoltStores(args.crowded_uri)
     )
     report: dict[str, Any] = {
         "command": "python " + " ".join([os.path.relpath(__file__, ROOT), *sys.argv[1:]]),
@@ -758,6 +768,10 @@ def main() -> None:
         "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "graphmem-tenants"
     )
     parser.add_argument("--rebuild", action="store_true", help="(b) build the store again")
+    parser.add_argument(
+        "--crowded-uri",
+        help="(a) bolt: the crowded store on this second server (for one-database servers)",
+    )
     parser.add_argument("--out", type=Path)
     parser.add_argument("--phase", choices=["build", "query"], help=argparse.SUPPRESS)
     args = parser.parse_args()

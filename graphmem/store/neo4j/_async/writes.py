@@ -272,15 +272,17 @@ class Writes:
                 plan.audit["entities_removed"] = plan.audit.get("entities_removed", 0) + len(
                     orphans
                 )
-        if plan.episode_id is not None and plan.episode_embedding is not None:
-            await run(
-                tx,
-                "episodes/embedding_set",
-                id=plan.episode_id,
-                embedding=stored_list(plan.episode_embedding),
-            )
-        if plan.episode_id is not None and plan.episode_terms is not None:
-            await run(tx, "episodes/link_terms_set", id=plan.episode_id, terms=list(plan.episode_terms))
+        # An ingested turn sets its embedding, link terms and status together: one statement
+        # (each statement is a round trip, most of a turn's write time on Neo4j). The three
+        # touch only the episode's own properties, so running them after its links is the same.
+        finished = (
+            plan.episode_id is not None
+            and plan.episode_embedding is not None
+            and plan.episode_terms is not None
+            and plan.episode_status is not None
+        )
+        if not finished:
+            await self._episode_parts(tx, plan)
         if plan.episode_links_remove:
             await run(
                 tx,
@@ -303,7 +305,20 @@ class Writes:
                     for lk in plan.episode_links_add
                 ],
             )
-        if plan.episode_id is not None and plan.episode_status is not None:
+        if finished:
+            assert plan.episode_terms is not None and plan.episode_status is not None
+            status, extractor, error = plan.episode_status
+            await run(
+                tx,
+                "episodes/extracted_set",
+                id=plan.episode_id,
+                embedding=stored_list(plan.episode_embedding),
+                terms=list(plan.episode_terms),
+                status=status,
+                extractor=extractor,
+                error=error,
+            )
+        elif plan.episode_id is not None and plan.episode_status is not None:
             status, extractor, error = plan.episode_status
             await run(
                 tx,
@@ -327,6 +342,19 @@ class Writes:
                 action=str(audit.get("action", "")),
                 details=json_dump(audit),
             )
+
+    @staticmethod
+    async def _episode_parts(tx: AsyncManagedTransaction, plan: WritePlan) -> None:
+        """The episode's embedding and link terms, each alone (a plan without all three)."""
+        if plan.episode_id is not None and plan.episode_embedding is not None:
+            await run(
+                tx,
+                "episodes/embedding_set",
+                id=plan.episode_id,
+                embedding=stored_list(plan.episode_embedding),
+            )
+        if plan.episode_id is not None and plan.episode_terms is not None:
+            await run(tx, "episodes/link_terms_set", id=plan.episode_id, terms=list(plan.episode_terms))
 
     # ------------------------------------------------------------------ import
     async def import_rows(self, rows: Sequence[dict[str, Any]], apply: Applier) -> dict[str, int]:
