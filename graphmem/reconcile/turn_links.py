@@ -135,9 +135,7 @@ def link_between(
     # replaced ("April 25 to May 1" twice is no change from 25 to 1), and a percentage or an
     # amount of money is itself one of the words in common.
     stated = (
-        {(q.value, q.unit) for q in (*old_found, *new_found)
-         if any(q.value == o.value and q.unit == o.unit for o in old_found)
-         and any(q.value == n.value and q.unit == n.unit for n in new_found)}
+        {(q.value, q.unit) for q in old_found} & {(q.value, q.unit) for q in new_found}
         if reading.fine
         else set()
     )

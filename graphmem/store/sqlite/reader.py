@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from .._base import EntityRow, EpisodeRow, FactRow, LinkRow, ProvenanceRow, Timeline
 from .._links import EpisodeLinkRow
-from .rows import chunks, entity_row, episode_row, fact_row, qmarks
+from .rows import chunks, entity_row, episode_link_row, episode_row, fact_row, qmarks
 
 __all__ = ["Reader", "next_write_seq"]
 
@@ -144,7 +144,7 @@ class Reader:
                 f"WHERE l.src IN ({marks}) OR l.dst IN ({marks})",
                 [*chunk, *chunk],
             ):
-                link = EpisodeLinkRow(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6])
+                link = episode_link_row(r)
                 out[(link.kind, link.src, link.dst)] = (link, int(r[7]))
         return [out[k] for k in sorted(out)]
 

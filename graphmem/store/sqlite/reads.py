@@ -11,7 +11,16 @@ from ..._models import EntityRecord, EpisodeRecord, FactRecord
 from .._base import EpisodeRow, LinkRow, TimeView, breadth_first, episode_record
 from .._links import EpisodeLinkRow
 from .reader import Reader
-from .rows import FACT_SELECT, MAX_VARS, VIEW_SQL, chunks, episode_row, fact_record, qmarks
+from .rows import (
+    FACT_SELECT,
+    MAX_VARS,
+    VIEW_SQL,
+    chunks,
+    episode_link_row,
+    episode_row,
+    fact_record,
+    qmarks,
+)
 
 if TYPE_CHECKING:
     from .db import SQLiteDB
@@ -289,9 +298,7 @@ class Reads:
                 f"UNION SELECT * FROM episode_links WHERE dst IN ({marks})",
                 [*chunk, *chunk],
             ):
-                link = EpisodeLinkRow(
-                    row[0], row[1], row[2], row[3], row[4], tuple(json.loads(row[5])), row[6]
-                )
+                link = episode_link_row(row)
                 out[(link.kind, link.src, link.dst)] = link
         return sorted(out.values(), key=lambda lk: (lk.kind, lk.src, lk.dst))
 

@@ -11,6 +11,7 @@ from typing import Any
 from ..._models import FactRecord
 from ..._time import from_ms
 from .._base import EntityRow, EpisodeRow, FactRow, TimeView
+from .._links import EpisodeLinkRow
 from .._vectors import from_blob
 
 __all__ = [
@@ -84,6 +85,13 @@ def episode_row(row: sqlite3.Row | tuple[Any, ...]) -> EpisodeRow:
         error=row[10],
         metadata=json.loads(row[11] or "{}"),
         embedding=from_blob(row[12]) if len(row) > 12 else None,
+    )
+
+
+def episode_link_row(row: sqlite3.Row | tuple[Any, ...]) -> EpisodeLinkRow:
+    """An ``episode_links`` row, its columns in table order (``terms`` a JSON list)."""
+    return EpisodeLinkRow(
+        row[0], row[1], row[2], row[3], row[4], tuple(json.loads(row[5])), row[6]
     )
 
 
