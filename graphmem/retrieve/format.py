@@ -83,7 +83,8 @@ def format_result(
         if new_ep != old_ep
     ] if near > 0 else []
     # The first few returned turns, compared pairwise (no stored link limits that).
-    first = store.episodes(pool[: config.currentness_pairs]) if near > 0 else []
+    pairs = pool[: config.currentness_pairs] if near > 0 else []
+    first = store.episodes(pairs) if len(pairs) > 1 else []
     # One link per pair of turns: the stored one's reason, else the one from facts, else the
     # one found here; the words it is about from all of them (the finer reading sees more).
     by_pair: dict[tuple[str, str], EpisodeLinkRow] = {}
