@@ -30,7 +30,7 @@ import math
 import threading
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -341,9 +341,14 @@ def _check(config: RetrievalConfig) -> None:
         0 <= cut <= 1
     )):
         raise InputError(f"RetrievalConfig.min_relative_score must be 0 to 1 or None, got {cut!r}")
-    limit = config.pinned_limit
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise InputError(f"RetrievalConfig.pinned_limit must be an integer >= 0, got {limit!r}")
+    # Every count (pinned_limit, currentness_pairs, seed_n, ...) is a number of facts, turns or
+    # places: a negative one would slice a ranking from its end instead of meaning "none".
+    for f in fields(config):
+        count = getattr(config, f.name)
+        if f.type == "int" and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+            raise InputError(
+                f"RetrievalConfig.{f.name} must be an integer >= 0, got {count!r}"
+            )
 
 
 def _multiplier(counts: tuple[int, int, int] | None, weight: float) -> float:

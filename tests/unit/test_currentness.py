@@ -217,3 +217,20 @@ def test_a_question_in_the_past_tense_keeps_the_older_turn_where_it_ranks() -> N
     links = [_lk("new", "old", "budget", "prototype")]
     past = "What was my prototype budget?"
     assert order_by_currentness(ranked, links, past, top=10) == ranked
+
+
+def test_a_negative_or_fractional_count_in_the_config_is_an_input_error() -> None:
+    # A negative count would slice a ranking from its end ("pool[:-1]"), not mean "none".
+    from graphmem import InputError
+
+    for bad in ({"currentness_pairs": -1}, {"currentness_top": 2.5}, {"seed_n": True}):
+        config = RetrievalConfig(**bad)  # type: ignore[arg-type]
+        with GraphMemory(":memory:", retrieval=config) as mem:
+            mem.add_episode("I have 3 cats.", reference_time=t(1), group_id="g")
+            try:
+                mem.recall("cats", group_id="g")
+            except InputError as err:
+                assert next(iter(bad)) in str(err)
+            else:
+                raise AssertionError(f"accepted {bad}")
+            assert sum(r["type"] == "episode" for r in mem.export(group_id="g")) == 1
