@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphmem import GraphMemory, HashEmbedder
+from graphmem import GraphMemory, HashEmbedder, RetrievalConfig
 from graphmem.reconcile.turn_links import link_between, quantities
 from graphmem.store._base import EpisodeRow
 
@@ -103,6 +103,16 @@ def _links_by_text(mem: GraphMemory, group: str) -> set[tuple[str, str, str, str
     }
 
 
+def _recalled_links(mem: GraphMemory, group: str) -> tuple[set[str], set[tuple[str, str, str]]]:
+    wide = GraphMemory(mem.store, retrieval=RetrievalConfig(currentness_pairs=10))
+    episodes = wide.recall("How many sources are in my Zotero library and what budget?",
+                           group_id=group, k=10).episodes
+    text = {e.id: e.content or "" for e in episodes}
+    return set(text.values()), {
+        (text[lk.src], text[lk.dst], lk.reason) for e in episodes for lk in e.links
+    }
+
+
 TURNS = [
     (ZOTERO_OLD, t(3)),
     (ZOTERO_NEW, t(4)),
@@ -150,6 +160,9 @@ def test_links_do_not_depend_on_arrival_order_and_forget_removes_only_its_own(
     group = f"perm-{next(_groups)}"
     _say(memory, group, [TURNS[i] for i in order])
     assert _links_by_text(memory, group) == _links_by_text(memory, reference)
+    # The links recall finds between the turns it returns (stored, and compared pairwise at
+    # recall) are the same too.
+    assert _recalled_links(memory, group) == _recalled_links(memory, reference)
 
     gone = TURNS[forget][0]
     episode = next(
