@@ -78,8 +78,14 @@ CONFIGS: dict[str, dict[str, Any]] = {
     # (retrieve/context.py); and a turn two places away lifted half as much.
     "no_context_pairs": {"context_pairs": False},
     "context_pairs": {"context_pairs": True},
-    "decay_0.5": {"context_decay": 0.5, "context_pairs": True},
-    "decay_only_0.5": {"context_decay": 0.5},
+    "decay_0.5": {"context_decay": 0.5, "chat_context_decay": 0.5, "context_pairs": True},
+    "decay_only_0.5": {"context_decay": 0.5, "chat_context_decay": 0.5},
+    # A turn two places away lifted as much as an adjacent one in a chat with an assistant too
+    # (the default before chat_context_decay); a summary request with the first-person cue
+    # (before self_cue_on_summaries); both (the retriever before either).
+    "chat_decay_1": {"chat_context_decay": 1.0},
+    "summary_self_cue": {"self_cue_on_summaries": True},
+    "previous": {"chat_context_decay": 1.0, "self_cue_on_summaries": True},
     # Ablations: each part switched off alone.
     "no_expansion": {"use_expansion": False},
     "no_context": {"use_context": False},

@@ -38,7 +38,15 @@ class RetrievalConfig:
     context_weight: float = 0.6
     context_window: int = 2
     context_n: int = 50
+    # The share of the lift a turn two places away gets (x context_decay ** (distance - 1)):
+    # between people (LoCoMo) a speaker's turn two places on continues the same story and gets
+    # it whole (1.0: 0.5 cost LoCoMo R@10 0.004); in a chat with an assistant (one of
+    # self_speakers speaks among the turns around the hits) the turn two places from a reply is
+    # the assistant's reply to another request, and gets half (chat_context_decay, 0.5: BEAM 100K
+    # R@10 +0.019, NDCG@10 +0.013, 22 questions up and 7 down; LongMemEval dev in
+    # bench/README.md).
     context_decay: float = 1.0
+    chat_context_decay: float = 0.5
     # A turn ranked more by its neighbour's score than by its own (a short user turn beside the
     # reply that matched, under the first-person cue) brings that neighbour in just below it:
     # the exchange comes back whole (retrieve/context.py; BEAM 100K summarization R@10
@@ -71,6 +79,11 @@ class RetrievalConfig:
     # the first person ("my", "I") weighs their turns x (1 + self_speaker_weight).
     self_speakers: tuple[str, ...] = ("user",)
     self_speaker_weight: float = 0.5
+    # A request for a summary ("give me a summary of how my project has progressed") asks about a
+    # topic across the conversation, whoever said it: it gets no first-person cue unless this
+    # is True (retrieve/passages.py; in a chat with an assistant most of what was said about a
+    # topic is the assistant's: 65 % of BEAM 100K's summarization evidence).
+    self_cue_on_summaries: bool = False
     # Dense episode retrieval: each episode's text score (scaled to the best = 1) and its
     # vector similarity (min-max scaled over the episode_n nearest) are mixed as
     # (1 - dense_weight) x text + dense_weight x dense (a convex combination, which fuses

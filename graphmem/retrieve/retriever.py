@@ -26,7 +26,7 @@ from .config import RawSearch, Rescore, RetrievalConfig, Stub
 from .context import neighbour_lift, pair_with_sources
 from .format import format_result
 from .fusion import fuse_episodes
-from .passages import asks_about_self, best_passage_scores
+from .passages import asks_about_self, asks_for_a_summary, best_passage_scores
 from .query import _WORD, _matches, _name_keys, _periods, _stem, _without, _words
 
 __all__ = ["RawSearch", "RetrievalConfig", "Retriever", "Stub"]
@@ -343,7 +343,8 @@ class Retriever:
         if window > 0 and cfg.context_weight > 0:
             # Each episode gets context_weight x its best neighbour's score (a hit's neighbours
             # come in as candidates that way too).
-            lift, source = neighbour_lift(base, neighbours, cfg.context_weight, cfg.context_decay)
+            decay = cfg.chat_context_decay if self._asker_speaks(speakers) else cfg.context_decay
+            lift, source = neighbour_lift(base, neighbours, cfg.context_weight, decay)
         scores = {e: base.get(e, 0.0) + lift.get(e, 0.0) for e in {*base, *lift}}
         if speaker_keys or self_keys:
             # A speaker the query names, else one that stands for the asker of a question in
@@ -388,11 +389,20 @@ class Retriever:
         }
         return text | rescored
 
+    def _asker_speaks(self, speakers: Mapping[str, tuple[str | None, int]]) -> bool:
+        """Whether a speaker that stands for the asker (``self_speakers``: a chat transcript's
+        "user") speaks among these turns: a chat with an assistant, not between people."""
+        roles = {entity_key(s) for s in self.config.self_speakers}
+        names = {who for who, _ in speakers.values() if who}
+        return bool(roles) and any(entity_key(who) in roles for who in names)
+
     def _self_speakers(self, query: str, group_id: str) -> frozenset[str]:
         """The group's speakers that stand for the asker, when the query is in the first
         person (their turns are the asker's own statements)."""
         wanted = self.config.self_speakers
         if not wanted or self.config.self_speaker_weight <= 0 or not asks_about_self(query):
+            return frozenset()
+        if asks_for_a_summary(query) and not self.config.self_cue_on_summaries:
             return frozenset()
         speakers_of = getattr(self.store, "speakers", None)
         present = speakers_of(group_id) if speakers_of is not None else {}

@@ -324,7 +324,7 @@ def usage_for(store: GraphStore) -> Usage:
 
 # ----------------------------------------------------------------------------- retrieval
 def _check(config: RetrievalConfig) -> None:
-    for name in ("feedback_weight", "decay_floor"):
+    for name in ("feedback_weight", "decay_floor", "context_decay", "chat_context_decay"):
         value = getattr(config, name)
         if isinstance(value, bool) or not isinstance(value, int | float) or not (
             0 <= value <= 1
