@@ -217,3 +217,31 @@ def summarize_by_type(rows: Sequence[tuple[str, dict[str, float]]]) -> dict[str,
         | {key: round(float(np.mean([m[key] for m in ms])), 4) for key in ms[0]}
         for name, ms in sorted(groups.items(), key=lambda g: (g[0] == "all", g[0]))
     }
+
+
+def boot_ci(values: Sequence[float], n: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    """A 95 % bootstrap interval of the mean."""
+    arr = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = arr[rng.integers(0, len(arr), size=(n, len(arr)))].mean(axis=1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def paired(a: Sequence[float], b: Sequence[float], unit: str = "seeds") -> dict[str, Any]:
+    """a − b over paired units (seeds, questions): the mean difference with its bootstrap 95 %
+    interval, how many units are better and worse, and the Wilcoxon signed-rank and paired t
+    p-values."""
+    from scipy import stats
+
+    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    lo, hi = boot_ci(diff)
+    if np.allclose(diff, 0):
+        p_w, p_t = 1.0, 1.0
+    else:
+        p_w = float(stats.wilcoxon(diff).pvalue)
+        p_t = float(stats.ttest_rel(a, b).pvalue)
+    return {
+        "mean_diff": round(float(diff.mean()), 4), "ci95": [round(lo, 4), round(hi, 4)],
+        f"{unit}_better": int((diff > 0).sum()), f"{unit}_worse": int((diff < 0).sum()),
+        "wilcoxon_p": p_w, "ttest_rel_p": p_t,
+    }

@@ -60,7 +60,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from locomo import _TOKEN, make_embedder, rrf
 
-from bench._common import package_signature, ranking_scores, recall_ranking, summarize_by_type
+from bench._common import (
+    package_signature,
+    paired,
+    ranking_scores,
+    recall_ranking,
+    summarize_by_type,
+)
 from graphmem import GraphMemory
 from graphmem.embeddings.factory import Embedder
 from graphmem.retrieve.retriever import RetrievalConfig
@@ -220,6 +226,8 @@ class Tally:
                 "n": len(self.updates),
             },
             "assistant_share_top10": round(float(np.mean(self.assistant)), 4),
+            # For the paired comparisons: each question's type, R@5, R@10, NDCG@10.
+            "per_question": [[t, m["R@5"], m["R@10"], m["NDCG@10"]] for t, m in self.rows],
             "median_words_top10": float(np.median(self.words)) if self.words else None,
         }
 
@@ -424,6 +432,23 @@ def evidence_profile(convs: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def compare(first: list[list[Any]], other: list[list[Any]]) -> dict[str, Any]:
+    """``first`` − ``other`` question by question (the same questions in the same order), over
+    all questions and per type: mean difference, 95 % bootstrap interval, questions better and
+    worse, Wilcoxon and paired t p-values."""
+    if [row[0] for row in first] != [row[0] for row in other]:
+        raise ValueError("the two rankings were scored on different questions")
+    out: dict[str, Any] = {}
+    for qtype in ["all", *sorted({row[0] for row in first})]:
+        rows = [i for i, row in enumerate(first) if qtype in ("all", row[0])]
+        out[qtype] = {
+            metric: paired([first[i][col] for i in rows], [other[i][col] for i in rows],
+                           "questions")
+            for col, metric in enumerate(("R@5", "R@10", "NDCG@10"), start=1)
+        }
+    return out
+
+
 def _line(name: str, r: dict[str, Any]) -> str:
     m = r["metrics"]["all"]
     up = r["updated_above_superseded"]["rate"]
@@ -485,6 +510,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         for name, result in report["baselines"].items():
             print(_line(name, result), flush=True)
+    first = report["configs"][args.configs[0]]["per_question"]
+    others = {name: r["per_question"] for name, r in report["configs"].items()
+              if name != args.configs[0]}
+    others |= {name: r["per_question"] for name, r in report.get("baselines", {}).items()}
+    report["paired"] = {f"{args.configs[0]} - {name}": compare(first, rows)
+                        for name, rows in others.items()}
+    for label, table in report["paired"].items():
+        r10 = table["all"]["R@10"]
+        print(f"{label:>28}: R@10 {r10['mean_diff']:+.3f} {r10['ci95']} "
+              f"({r10['questions_better']} up, {r10['questions_worse']} down, "
+              f"Wilcoxon p {r10['wilcoxon_p']:.2g})", flush=True)
     print(f"{'type':>26} {'n':>3}  graphmem R@10/NDCG  bm25 R@10/NDCG", flush=True)
     mine = report["configs"][args.configs[0]]["metrics"]
     base = report.get("baselines", {}).get("bm25", {}).get("metrics", {})

@@ -62,11 +62,11 @@ from typing import Any
 
 import numpy as np
 import scipy
-from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import graphmem
+from bench._common import boot_ci, paired
 from graphmem import GraphMemory
 
 OBJECTS = [
@@ -344,28 +344,6 @@ def example_recall(
 
 
 # --------------------------------------------------------------------------- statistics
-
-
-def boot_ci(values: Sequence[float], n: int = 10_000, seed: int = 0) -> tuple[float, float]:
-    arr = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = arr[rng.integers(0, len(arr), size=(n, len(arr)))].mean(axis=1)
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
-
-
-def paired(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
-    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    lo, hi = boot_ci(diff)
-    if np.allclose(diff, 0):
-        p_w, p_t = 1.0, 1.0
-    else:
-        p_w = float(stats.wilcoxon(diff).pvalue)
-        p_t = float(stats.ttest_rel(a, b).pvalue)
-    return {
-        "mean_diff": round(float(diff.mean()), 4), "ci95": [round(lo, 4), round(hi, 4)],
-        "seeds_better": int((diff > 0).sum()), "seeds_worse": int((diff < 0).sum()),
-        "wilcoxon_p": p_w, "ttest_rel_p": p_t,
-    }
 
 
 def rate(xs: Sequence[bool]) -> float:
