@@ -134,6 +134,10 @@ class VectorIndex:
         if rows == 0 or n <= 0:
             return []
         query = np.array(vector, dtype=np.float32)  # an own, aligned copy
+        # The rows are unit vectors (``VectorMatrix``); a unit query makes the products cosines.
+        norm = float(np.linalg.norm(query))
+        if norm > 0:
+            query /= norm
         if bits is None:
             scores = np.einsum("ij,j->i", matrix[:rows], query)
             candidates = None
