@@ -52,7 +52,8 @@ class RetrievalConfig:
     # the exchange comes back whole (retrieve/context.py; BEAM 100K summarization R@10
     # 0.091 -> 0.106, LoCoMo and the LongMemEval sample unchanged, bench/README.md 1d). Off by
     # default: with it, a brought-in neighbour pushed a newer value out of the first ten (the
-    # updated-first rate 0.821 -> 0.795), and summarization stays below BM25 either way.
+    # updated-first rate 0.821 -> 0.795); summary requests without the first-person cue
+    # (self_cue_on_summaries) bring summarization to BM25's level without it.
     context_pairs: bool = False
     speaker_weight: float = 0.5
     # x (1 + time_weight) for episodes whose reference time falls in a period the query names

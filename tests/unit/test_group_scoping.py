@@ -174,9 +174,11 @@ def test_vectors_return_only_the_groups_rows(crowded: Crowded, kind: str) -> Non
     assert len(their_hits) == len(theirs) and {i for i, _ in their_hits} == set(theirs)
 
     # The group's own rows, scored by brute force over the texts they were embedded from, as
-    # stored (int8 at rest: ``quantize``).
+    # stored (int8 at rest: ``quantize``), by cosine (a stored row is a unit vector only up to
+    # its rounding).
     ids = list(mine)
-    sims = np.vstack([quantize(v) for v in mem.embedder.embed([mine[i] for i in ids])]) @ vector
+    stored = np.vstack([quantize(v) for v in mem.embedder.embed([mine[i] for i in ids])])
+    sims = (stored / np.linalg.norm(stored, axis=1, keepdims=True)) @ vector
     truth = dict(zip(ids, (float(s) for s in sims), strict=True))
     want = sorted(truth.values(), reverse=True)
     assert want[0] < their_hits[999][1]  # a thousand of theirs are closer than our best
