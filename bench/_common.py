@@ -245,3 +245,20 @@ def paired(a: Sequence[float], b: Sequence[float], unit: str = "seeds") -> dict[
         f"{unit}_better": int((diff > 0).sum()), f"{unit}_worse": int((diff < 0).sum()),
         "wilcoxon_p": p_w, "ttest_rel_p": p_t,
     }
+
+
+def compare(first: list[list[Any]], other: list[list[Any]]) -> dict[str, Any]:
+    """``first`` − ``other`` question by question (the same questions in the same order), over
+    all questions and per type: mean difference, 95 % bootstrap interval, questions better and
+    worse, Wilcoxon and paired t p-values."""
+    if [row[0] for row in first] != [row[0] for row in other]:
+        raise ValueError("the two rankings were scored on different questions")
+    out: dict[str, Any] = {}
+    for qtype in ["all", *sorted({row[0] for row in first})]:
+        rows = [i for i, row in enumerate(first) if qtype in ("all", row[0])]
+        out[qtype] = {
+            metric: paired([first[i][col] for i in rows], [other[i][col] for i in rows],
+                           "questions")
+            for col, metric in enumerate(("R@5", "R@10", "NDCG@10"), start=1)
+        }
+    return out

@@ -61,8 +61,8 @@ import numpy as np
 from locomo import _TOKEN, make_embedder, rrf
 
 from bench._common import (
+    compare,
     package_signature,
-    paired,
     ranking_scores,
     recall_ranking,
     summarize_by_type,
@@ -430,23 +430,6 @@ def evidence_profile(convs: dict[str, Any]) -> dict[str, Any]:
         "user_share": round(roles.count("user") / len(roles), 4),
         "median_words": float(np.median(lengths)),
     }
-
-
-def compare(first: list[list[Any]], other: list[list[Any]]) -> dict[str, Any]:
-    """``first`` − ``other`` question by question (the same questions in the same order), over
-    all questions and per type: mean difference, 95 % bootstrap interval, questions better and
-    worse, Wilcoxon and paired t p-values."""
-    if [row[0] for row in first] != [row[0] for row in other]:
-        raise ValueError("the two rankings were scored on different questions")
-    out: dict[str, Any] = {}
-    for qtype in ["all", *sorted({row[0] for row in first})]:
-        rows = [i for i, row in enumerate(first) if qtype in ("all", row[0])]
-        out[qtype] = {
-            metric: paired([first[i][col] for i in rows], [other[i][col] for i in rows],
-                           "questions")
-            for col, metric in enumerate(("R@5", "R@10", "NDCG@10"), start=1)
-        }
-    return out
 
 
 def _line(name: str, r: dict[str, Any]) -> str:
