@@ -392,9 +392,12 @@ class Retriever:
     def _asker_speaks(self, speakers: Mapping[str, tuple[str | None, int]]) -> bool:
         """Whether a speaker that stands for the asker (``self_speakers``: a chat transcript's
         "user") speaks among these turns: a chat with an assistant, not between people."""
-        roles = {entity_key(s) for s in self.config.self_speakers}
-        names = {who for who, _ in speakers.values() if who}
-        return bool(roles) and any(entity_key(who) in roles for who in names)
+        roles = self._self_roles()
+        return any(entity_key(who) in roles for who in {w for w, _ in speakers.values() if w})
+
+    def _self_roles(self) -> frozenset[str]:
+        """The entity keys of ``self_speakers``."""
+        return frozenset(entity_key(s) for s in self.config.self_speakers)
 
     def _self_speakers(self, query: str, group_id: str) -> frozenset[str]:
         """The group's speakers that stand for the asker, when the query is in the first
@@ -406,7 +409,7 @@ class Retriever:
             return frozenset()
         speakers_of = getattr(self.store, "speakers", None)
         present = speakers_of(group_id) if speakers_of is not None else {}
-        return frozenset(key for key in (entity_key(s) for s in wanted) if key in present)
+        return frozenset(key for key in self._self_roles() if key in present)
 
     def _vector_seeds(self, query: str, group_id: str, n: int, episode_n: int) -> _VectorSeeds:
         qvec = self.embedder.embed([query])[0]
